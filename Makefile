@@ -1,0 +1,41 @@
+# Two entry points, both safe on a fresh clone: `make demo` and `make check`.
+# Each creates or refreshes .venv with an interpreter >= 3.12 found by scripts/find-python.
+
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo check lint types test bench clean
+
+$(STAMP): pyproject.toml scripts/find-python
+	@py=$$(scripts/find-python) || exit 1; \
+	if [ ! -x $(BIN)/python ] || ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+		echo "creating $(VENV) with $$py"; rm -rf $(VENV); "$$py" -m venv $(VENV) || exit 1; \
+	fi
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,openai]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m weakincentives demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+types: $(STAMP)
+	$(BIN)/mypy --strict src tests
+
+test: $(STAMP)
+	$(BIN)/coverage erase
+	$(BIN)/coverage run -m pytest -q
+	$(BIN)/coverage report
+
+check: lint types test
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .coverage .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,274 @@
+"""The error hierarchy: one root, specific leaves that carry their context.
+
+Every exception weakincentives raises derives from :class:`WinkError`, so
+``except WinkError`` catches anything from the library. Each leaf keeps the
+context it names (section path, dataclass type, placeholder, tool name, JSON
+path, evaluation phase) as keyword-only attributes, and builds its message from
+them so the text and the attributes never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+__all__ = [
+    "CatalogError",
+    "ConfigValidationError",
+    "CursorError",
+    "EvaluationPhase",
+    "ParseError",
+    "PromptError",
+    "PromptEvaluationError",
+    "PromptRenderError",
+    "PromptValidationError",
+    "SchemaError",
+    "SerdeError",
+    "SessionError",
+    "ToolValidationError",
+    "WinkError",
+]
+
+type EvaluationPhase = Literal["render", "request", "response", "tool", "parse"]
+"""Where an evaluation failed: see :class:`PromptEvaluationError`."""
+
+
+class WinkError(Exception):
+    """Root of every error raised by weakincentives."""
+
+    message: str
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PromptError(WinkError):
+    """Base for problems with a prompt definition or its parameters."""
+
+    section_path: tuple[str, ...] | None
+    dataclass_type: type[Any] | None
+    placeholder: str | None
+    tool_name: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        section_path: tuple[str, ...] | None = None,
+        dataclass_type: type[Any] | None = None,
+        placeholder: str | None = None,
+        tool_name: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.section_path = section_path
+        self.dataclass_type = dataclass_type
+        self.placeholder = placeholder
+        self.tool_name = tool_name
+
+
+class PromptValidationError(PromptError):
+    """A prompt, section or tool definition is invalid; raised at construction.
+
+    Construction collects every problem it finds and raises once. ``problems``
+    holds one error per problem (a single error lists only itself), each with
+    its own context attributes; the top-level attributes are those of the first.
+    """
+
+    problems: tuple[PromptValidationError, ...]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        section_path: tuple[str, ...] | None = None,
+        dataclass_type: type[Any] | None = None,
+        placeholder: str | None = None,
+        tool_name: str | None = None,
+        problems: tuple[PromptValidationError, ...] = (),
+    ) -> None:
+        super().__init__(
+            message,
+            section_path=section_path,
+            dataclass_type=dataclass_type,
+            placeholder=placeholder,
+            tool_name=tool_name,
+        )
+        self.problems = problems or (self,)
+
+    @classmethod
+    def combine(
+        cls, errors: Iterable[PromptValidationError], *, subject: str
+    ) -> PromptValidationError:
+        """Merge several problems found while validating ``subject`` into one error."""
+        flat = tuple(problem for error in errors for problem in error.problems)
+        if not flat:
+            raise ValueError("combine() needs at least one error")
+        if len(flat) == 1:
+            return flat[0]
+        first = flat[0]
+        lines = "\n".join(f"- {problem.message}" for problem in flat)
+        return cls(
+            f"{len(flat)} problems in {subject}:\n{lines}",
+            section_path=first.section_path,
+            dataclass_type=first.dataclass_type,
+            placeholder=first.placeholder,
+            tool_name=first.tool_name,
+            problems=flat,
+        )
+
+
+class PromptRenderError(PromptError):
+    """The parameters given to ``render`` cannot fill the prompt."""
+
+
+class ToolValidationError(WinkError):
+    """A tool call's arguments were rejected; its message goes back to the model.
+
+    Handlers raise it to refuse a call; the execution path turns it into a
+    failed ``ToolResult`` rather than letting it escape the evaluation.
+    """
+
+    tool_name: str | None
+    field_path: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_name: str | None = None,
+        field_path: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.field_path = field_path
+
+
+class SerdeError(WinkError):
+    """Base for serialization, parsing and schema problems."""
+
+
+class ParseError(SerdeError):
+    """Data does not fit a dataclass; ``path`` points at the offending value.
+
+    ``path`` uses JSON-path notation rooted at ``$`` (``$.items[2].name``).
+    """
+
+    path: str
+    expected: str
+    dataclass_type: type[Any] | None
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        expected: str,
+        got: str,
+        dataclass_type: type[Any] | None = None,
+    ) -> None:
+        target = "" if dataclass_type is None else f" while parsing {dataclass_type.__name__}"
+        super().__init__(f"expected {expected}, got {got} at {path}{target}")
+        self.path = path
+        self.expected = expected
+        self.got = got
+        self.dataclass_type = dataclass_type
+
+
+class SchemaError(SerdeError):
+    """A type cannot be serialized, parsed or described as JSON Schema."""
+
+    dataclass_type: type[Any] | None
+    field_name: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        dataclass_type: type[Any] | None = None,
+        field_name: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.dataclass_type = dataclass_type
+        self.field_name = field_name
+
+
+class ConfigValidationError(WinkError):
+    """A configuration value (hosted tool, adapter, catalogue option) is invalid."""
+
+    config_type: type[Any] | None
+    field_name: str | None
+    value: object
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        config_type: type[Any] | None = None,
+        field_name: str | None = None,
+        value: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.config_type = config_type
+        self.field_name = field_name
+        self.value = value
+
+
+class PromptEvaluationError(WinkError):
+    """Evaluating a prompt failed outside any single tool call.
+
+    ``phase`` says where: ``render`` (the prompt or its tools could not be
+    prepared), ``request`` (talking to the provider failed), ``response`` (the
+    provider's reply could not be interpreted), ``tool`` (the tool loop could
+    not continue, for example too many rounds) or ``parse`` (the final answer
+    does not fit the declared output type). ``provider_payload`` keeps the raw
+    material (reply body, error body, raw text) for diagnosis.
+    """
+
+    prompt_name: str
+    phase: EvaluationPhase
+    provider_payload: Mapping[str, Any] | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        phase: EvaluationPhase,
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"[{phase}] prompt {prompt_name!r}: {message}")
+        self.prompt_name = prompt_name
+        self.phase = phase
+        self.provider_payload = provider_payload
+
+
+class SessionError(WinkError):
+    """A session operation was misused, such as restoring a foreign snapshot."""
+
+
+class CatalogError(WinkError):
+    """A tool catalogue definition is invalid (duplicate ids, unknown parents)."""
+
+    tool_id: str | None
+    path: tuple[str, ...] | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_id: str | None = None,
+        path: tuple[str, ...] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.tool_id = tool_id
+        self.path = path
+
+
+class CursorError(WinkError):
+    """A pagination cursor is malformed, tampered with, or from another query."""
+
+    cursor: str
+
+    def __init__(self, message: str, *, cursor: str) -> None:
+        super().__init__(message)
+        self.cursor = cursor
