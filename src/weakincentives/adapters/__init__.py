@@ -1,0 +1,1 @@
+"""Provider adapters and the shared tool-call loop."""

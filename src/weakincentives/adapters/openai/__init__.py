@@ -1,0 +1,1 @@
+"""The OpenAI Responses API adapter (extra: ``weakincentives[openai]``)."""

@@ -1,0 +1,1 @@
+"""Prompt composition: sections, templates, rendering and tools."""
