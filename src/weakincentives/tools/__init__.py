@@ -1,0 +1,53 @@
+"""Hosted tools: capabilities the provider runs, such as web search and code execution.
+
+Configurations and outputs here are provider-neutral frozen dataclasses;
+adapters translate them to and from their wire formats with per-kind codecs.
+"""
+
+from __future__ import annotations
+
+from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
+from weakincentives.tools.code_interpreter import (
+    CODE_INTERPRETER_KIND,
+    CodeExecution,
+    CodeInterpreterConfig,
+    CodeInterpreterResult,
+    CodeInterpreterStatus,
+    ContainerFile,
+    code_interpreter_tool,
+)
+from weakincentives.tools.web_search import (
+    WEB_SEARCH_KIND,
+    Citation,
+    DomainFilter,
+    GeoHint,
+    SearchContextSize,
+    WebSearchCall,
+    WebSearchConfig,
+    WebSearchResult,
+    WebSearchStatus,
+    web_search_tool,
+)
+
+__all__ = [
+    "CODE_INTERPRETER_KIND",
+    "WEB_SEARCH_KIND",
+    "Citation",
+    "CodeExecution",
+    "CodeInterpreterConfig",
+    "CodeInterpreterResult",
+    "CodeInterpreterStatus",
+    "ContainerFile",
+    "DomainFilter",
+    "GeoHint",
+    "HostedTool",
+    "HostedToolConfig",
+    "HostedToolOutput",
+    "SearchContextSize",
+    "WebSearchCall",
+    "WebSearchConfig",
+    "WebSearchResult",
+    "WebSearchStatus",
+    "code_interpreter_tool",
+    "web_search_tool",
+]
