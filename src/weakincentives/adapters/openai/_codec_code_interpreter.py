@@ -1,0 +1,174 @@
+"""OpenAI Responses API codec for the ``code_interpreter`` hosted tool.
+
+Wire format checked against the ``openai`` SDK's ``tool_param.CodeInterpreter``:
+``container`` is either an existing container id or ``{"type": "auto"}`` with
+optional ``file_ids``, ``memory_limit`` (``1g``/``4g``/``16g``/``64g``) and
+``network_policy``. OpenAI runs only Python and has no time limit option, so a
+configuration asking for other languages or a timeout is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from weakincentives.adapters.openai._codec_reader import (
+    ItemReader,
+    message_text_parts,
+    output_items,
+)
+from weakincentives.prompt._hosted import HostedTool
+from weakincentives.serde._json import JSONValue
+from weakincentives.tools._validation import Problem, raise_problems
+from weakincentives.tools.code_interpreter import (
+    CODE_INTERPRETER_KIND,
+    CodeExecution,
+    CodeInterpreterConfig,
+    CodeInterpreterResult,
+    ContainerFile,
+)
+
+__all__ = ["CODE_INTERPRETER_OUTPUTS_INCLUDE", "OpenAICodeInterpreterCodec"]
+
+CODE_INTERPRETER_OUTPUTS_INCLUDE = "code_interpreter_call.outputs"
+"""The ``include`` entry that makes the API report logs and images of each run."""
+
+_MEMORY_LIMITS_GB = (1, 4, 16, 64)
+
+
+class OpenAICodeInterpreterCodec:
+    """Serializes ``CodeInterpreterConfig`` to OpenAI's ``code_interpreter`` tool and back."""
+
+    @property
+    def kind(self) -> str:
+        """Always ``"code_interpreter"``."""
+        return CODE_INTERPRETER_KIND
+
+    def serialize(self, tool: HostedTool[CodeInterpreterConfig]) -> dict[str, JSONValue]:
+        """Build the ``{"type": "code_interpreter", "container": ...}`` spec."""
+        config = tool.config
+        _refuse_unsupported(config)
+        container: JSONValue
+        if config.container_id is not None:
+            container = config.container_id
+        else:
+            auto: dict[str, JSONValue] = {"type": "auto"}
+            if config.file_ids:
+                file_ids: list[JSONValue] = list(config.file_ids)
+                auto["file_ids"] = file_ids
+            if config.memory_limit_gb is not None:
+                auto["memory_limit"] = f"{config.memory_limit_gb}g"
+            if config.network_domains is not None:
+                auto["network_policy"] = _network_policy(config.network_domains)
+            container = auto
+        return {"type": "code_interpreter", "container": container}
+
+    def parse_output(
+        self,
+        response_items: Sequence[Mapping[str, JSONValue]],
+        tool: HostedTool[CodeInterpreterConfig],
+    ) -> CodeInterpreterResult | None:
+        """Collect each code run and the container files the answer cites; None if no run."""
+        executions: list[CodeExecution] = []
+        files: dict[str, ContainerFile] = {}
+        for item_type, reader in output_items(
+            response_items, kind=CODE_INTERPRETER_KIND, output_type=CodeInterpreterResult
+        ):
+            if item_type == "code_interpreter_call":
+                executions.append(_read_execution(reader))
+            elif item_type == "message":
+                for part in message_text_parts(reader):
+                    for path, annotation in part.annotations:
+                        if annotation.get("type") == "container_file_citation":
+                            cited = _read_file(reader, annotation, path)
+                            files.setdefault(cited.file_id, cited)
+        if not executions:
+            return None
+        return CodeInterpreterResult(
+            code="\n\n".join(run.code for run in executions if run.code),
+            stdout=_join_logs(run.logs for run in executions),
+            stderr="",
+            exit_code=None,
+            executions=tuple(executions),
+            files=tuple(files.values()),
+        )
+
+
+def _refuse_unsupported(config: CodeInterpreterConfig) -> None:
+    problems: list[Problem] = []
+    others = [language for language in config.allowed_languages if language != "python"]
+    if others:
+        problems.append(
+            Problem(
+                "allowed_languages",
+                config.allowed_languages,
+                "OpenAI's code interpreter runs only Python, but allowed_languages asks for "
+                f"{', '.join(repr(language) for language in others)}; "
+                "use allowed_languages=('python',)",
+            )
+        )
+    if config.timeout_seconds is not None:
+        problems.append(
+            Problem(
+                "timeout_seconds",
+                config.timeout_seconds,
+                "OpenAI's code interpreter has no time limit option; leave "
+                "CodeInterpreterConfig.timeout_seconds as None",
+            )
+        )
+    memory = config.memory_limit_gb
+    if memory is not None and memory not in _MEMORY_LIMITS_GB:
+        problems.append(
+            Problem(
+                "memory_limit_gb",
+                memory,
+                f"OpenAI code interpreter containers offer 1, 4, 16 or 64 GB of memory, "
+                f"not memory_limit_gb={memory}",
+            )
+        )
+    raise_problems(CodeInterpreterConfig, problems)
+
+
+def _network_policy(domains: tuple[str, ...]) -> dict[str, JSONValue]:
+    if not domains:
+        return {"type": "disabled"}
+    allowed: list[JSONValue] = list(domains)
+    return {"type": "allowlist", "allowed_domains": allowed}
+
+
+def _read_execution(reader: ItemReader) -> CodeExecution:
+    item, path = reader.item, reader.path
+    logs: list[str] = []
+    images: list[str] = []
+    for output_path, raw in reader.array(item, "outputs", path):
+        output = reader.object(raw, output_path)
+        output_type = output.get("type")
+        if output_type == "logs":
+            logs.append(reader.string(output, "logs", output_path))
+        elif output_type == "image":
+            images.append(reader.string(output, "url", output_path))
+    return CodeExecution(
+        call_id=reader.string(item, "id", path),
+        status=reader.string(item, "status", path),
+        code=reader.optional_string(item, "code", path) or "",
+        logs="".join(logs),
+        image_urls=tuple(images),
+        container_id=reader.optional_string(item, "container_id", path),
+    )
+
+
+def _read_file(reader: ItemReader, annotation: Mapping[str, JSONValue], path: str) -> ContainerFile:
+    return ContainerFile(
+        file_id=reader.string(annotation, "file_id", path),
+        filename=reader.string(annotation, "filename", path),
+        container_id=reader.string(annotation, "container_id", path),
+    )
+
+
+def _join_logs(logs: Iterable[str]) -> str:
+    """Concatenate run logs, starting each on its own line."""
+    joined = ""
+    for log in logs:
+        if joined and log and not joined.endswith("\n"):
+            joined += "\n"
+        joined += log
+    return joined
