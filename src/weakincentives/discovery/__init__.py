@@ -1,0 +1,89 @@
+"""Tool discovery for large catalogues: navigate, search, expand, then call.
+
+Instead of showing a model every tool schema up front, a
+:class:`ToolDiscovery` service lets it list categories, search tools by
+category or free text, expand one tool to its full argument schema and call
+it with validated arguments. Every step is published as an audit event, and
+every failure carries a protocol error code, hints and a next action.
+"""
+
+from __future__ import annotations
+
+from weakincentives.discovery._access import AccessPolicy, AllowAll, IdAccessPolicy
+from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
+from weakincentives.discovery._errors import (
+    DiscoveryError,
+    DiscoveryFailure,
+    ErrorCode,
+    Hint,
+    HintKind,
+)
+from weakincentives.discovery._events import (
+    DiscoveryCalled,
+    DiscoveryEvent,
+    DiscoveryExpanded,
+    DiscoveryFailed,
+    DiscoveryOperation,
+    DiscoverySearched,
+    audit_chain,
+)
+from weakincentives.discovery._executor import CallableExecutor, CallOutcome, ToolExecutor
+from weakincentives.discovery._json import JSONValue
+from weakincentives.discovery._json_schema import SchemaViolation, validate_json
+from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
+from weakincentives.discovery._responses import (
+    CallResponse,
+    ExpandedTool,
+    ListResponse,
+    NodeMatch,
+    NodePointer,
+    SearchNodesResponse,
+    SearchToolsResponse,
+    ToolPointer,
+)
+from weakincentives.discovery._service import MAX_LIMIT, ToolDiscovery
+from weakincentives.discovery._text import tokenize
+
+__all__ = [
+    "MAX_LIMIT",
+    "AccessPolicy",
+    "AllowAll",
+    "BM25Index",
+    "BM25Ranker",
+    "CallOutcome",
+    "CallResponse",
+    "CallableExecutor",
+    "CatalogNode",
+    "CatalogTool",
+    "DiscoveryCalled",
+    "DiscoveryError",
+    "DiscoveryEvent",
+    "DiscoveryExpanded",
+    "DiscoveryFailed",
+    "DiscoveryFailure",
+    "DiscoveryOperation",
+    "DiscoverySearched",
+    "ErrorCode",
+    "ExpandedTool",
+    "FieldWeights",
+    "Hint",
+    "HintKind",
+    "IdAccessPolicy",
+    "JSONValue",
+    "ListResponse",
+    "NodeMatch",
+    "NodePointer",
+    "RankIndex",
+    "Ranker",
+    "SchemaViolation",
+    "SearchNodesResponse",
+    "SearchToolsResponse",
+    "ToolCatalog",
+    "ToolDiscovery",
+    "ToolExecutor",
+    "ToolPointer",
+    "TreePath",
+    "audit_chain",
+    "tokenize",
+    "validate_json",
+]

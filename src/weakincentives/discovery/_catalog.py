@@ -1,0 +1,365 @@
+"""The tool catalogue: category nodes, tool entries and the indexes built over them.
+
+A catalogue is immutable. Everything an operation needs (children of a node,
+tools directly under a node, subtree sizes, tools by tag) is computed once in
+the constructor, so listing and searching only look things up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from weakincentives.discovery._json import JSONValue
+from weakincentives.discovery._json_schema import schema_problems
+from weakincentives.errors import CatalogError
+
+__all__ = ["CatalogNode", "CatalogTool", "ToolCatalog", "TreePath"]
+
+type TreePath = tuple[str, ...]
+"""A category path from the root, such as ``("Storage", "Buckets")``; ``()`` is the root."""
+
+
+def _empty_object_schema() -> Mapping[str, JSONValue]:
+    return {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogNode:
+    """A category in the tool ontology; nodes may hold child nodes, tools or both."""
+
+    name: str
+    """Display name, usually the last path segment."""
+    path: TreePath
+    """Full path from the root; it is the node's identity."""
+    summary: str = ""
+    """One line saying what the category's tools are for."""
+    tags: tuple[str, ...] = ()
+    """Free-form labels shown next to the node."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogTool:
+    """A callable tool as the catalogue describes it.
+
+    ``paths`` lists every category the tool belongs to (a DAG when there is
+    more than one); the first is its primary path. ``handle`` is an opaque
+    slot for whoever executes the tool (for example the weakincentives
+    ``Tool`` it was built from); discovery never looks inside it.
+    """
+
+    tool_id: str
+    """Unique, stable identifier the model uses to expand and call the tool."""
+    name: str
+    """Human-readable name (endpoint or function name)."""
+    paths: tuple[TreePath, ...]
+    """Categories holding the tool, primary first."""
+    summary: str = ""
+    """What the tool does, shown in pointers."""
+    tags: tuple[str, ...] = ()
+    """Labels usable as ``list`` filters."""
+    args_schema: Mapping[str, JSONValue] = field(default_factory=_empty_object_schema, hash=False)
+    """JSON Schema (an object schema) for the call arguments."""
+    result_schema: Mapping[str, JSONValue] | None = field(default=None, hash=False)
+    """JSON Schema of the result, when the tool documents one."""
+    handle: object = field(default=None, compare=False, hash=False, repr=False)
+    """Opaque executor payload; never shown to a model."""
+
+    @property
+    def path(self) -> TreePath:
+        """The primary category path."""
+        return self.paths[0]
+
+    def path_within(self, prefix: TreePath) -> TreePath | None:
+        """Return the first of this tool's paths inside ``prefix``, or None."""
+        size = len(prefix)
+        for path in self.paths:
+            if path[:size] == prefix:
+                return path
+        return None
+
+
+class ToolCatalog:
+    """An immutable, validated set of category nodes and tools with lookup indexes.
+
+    Nodes not given explicitly are created for every prefix of every tool
+    path (name = last segment, empty summary). Construction collects every
+    problem (duplicate tool ids or node paths, empty names, empty or blank
+    paths, schemas that are not objects) and raises one
+    :class:`~weakincentives.errors.CatalogError` listing them all.
+    """
+
+    __slots__ = (
+        "_by_id",
+        "_children",
+        "_direct",
+        "_fingerprint",
+        "_nodes",
+        "_subtree_size",
+        "_tag_index",
+        "_tools",
+    )
+
+    def __init__(self, *, tools: Iterable[CatalogTool], nodes: Iterable[CatalogNode] = ()) -> None:
+        tool_list = tuple(tools)
+        node_list = tuple(nodes)
+        problems = _validate(tool_list, node_list)
+        if problems:
+            first_tool, first_path, _ = problems[0]
+            lines = "\n".join(f"- {text}" for _, _, text in problems)
+            raise CatalogError(
+                f"{len(problems)} problem(s) in the tool catalogue:\n{lines}",
+                tool_id=first_tool,
+                path=first_path,
+            )
+        self._tools = tool_list
+        self._by_id = {tool.tool_id: index for index, tool in enumerate(tool_list)}
+        self._nodes = _complete_nodes(node_list, tool_list)
+        self._children = _children_index(self._nodes)
+        self._direct, self._subtree_size = _tool_indexes(tool_list)
+        self._tag_index = _tag_index(tool_list)
+        self._fingerprint = _fingerprint(tool_list, self._nodes)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, object]]) -> ToolCatalog:
+        """Build a catalogue from JSON-shaped tool records.
+
+        Each record has ``tool_id``, ``name``, ``path`` (one list of
+        segments) or ``paths`` (a list of them), and optionally ``summary``,
+        ``tags``, ``args_schema`` and ``result_schema``, the layout of a
+        catalogue JSON-lines file. Malformed records are reported together.
+        """
+        tools: list[CatalogTool] = []
+        problems: list[str] = []
+        first_id: str | None = None
+        for position, record in enumerate(records):
+            tool_or_problem = _tool_from_record(record, position)
+            if isinstance(tool_or_problem, CatalogTool):
+                tools.append(tool_or_problem)
+            else:
+                problems.append(tool_or_problem)
+                if first_id is None and isinstance(record.get("tool_id"), str):
+                    first_id = str(record["tool_id"])
+        if problems:
+            lines = "\n".join(f"- {text}" for text in problems)
+            raise CatalogError(
+                f"{len(problems)} malformed catalogue record(s):\n{lines}", tool_id=first_id
+            )
+        return cls(tools=tools)
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path) -> ToolCatalog:
+        """Read a catalogue from a JSON-lines file of tool records (see ``from_records``)."""
+        records: list[Mapping[str, object]] = []
+        with Path(path).open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+                if not isinstance(record, dict):
+                    raise CatalogError(f"{path}:{number}: expected a JSON object per line")
+                records.append(record)
+        return cls.from_records(records)
+
+    @property
+    def tools(self) -> tuple[CatalogTool, ...]:
+        """Every tool, in the order given."""
+        return self._tools
+
+    @property
+    def nodes(self) -> Mapping[TreePath, CatalogNode]:
+        """Every node (explicit and implied) by path; the root is not a node."""
+        return MappingProxyType(self._nodes)
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the catalogue's identity (ids, paths, schemas), for cursors and caches."""
+        return self._fingerprint
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[CatalogTool]:
+        return iter(self._tools)
+
+    def tool(self, tool_id: str) -> CatalogTool | None:
+        """Return the tool with this id, or None."""
+        index = self._by_id.get(tool_id)
+        return None if index is None else self._tools[index]
+
+    def position(self, tool_id: str) -> int:
+        """Return the tool's index in ``tools``; raises ``KeyError`` for an unknown id."""
+        return self._by_id[tool_id]
+
+    def node(self, path: TreePath) -> CatalogNode | None:
+        """Return the node at ``path``, or None (also for the root)."""
+        return self._nodes.get(path)
+
+    def has_path(self, path: TreePath) -> bool:
+        """Say whether ``path`` is the root or a node of this catalogue."""
+        return path == () or path in self._nodes
+
+    def children(self, path: TreePath) -> tuple[CatalogNode, ...]:
+        """Child nodes of ``path``, sorted by name then path."""
+        return self._children.get(path, ())
+
+    def tools_at(self, path: TreePath) -> tuple[int, ...]:
+        """Indexes of the tools placed directly under ``path``, sorted by name then id."""
+        return self._direct.get(path, ())
+
+    def subtree_size(self, path: TreePath) -> int:
+        """How many distinct tools sit anywhere under ``path``."""
+        return len(self._tools) if path == () else self._subtree_size.get(path, 0)
+
+    def tools_tagged(self, tag: str) -> frozenset[int]:
+        """Indexes of the tools carrying ``tag`` (compared case-insensitively)."""
+        return self._tag_index.get(tag.casefold(), frozenset())
+
+
+def _validate(
+    tools: tuple[CatalogTool, ...], nodes: tuple[CatalogNode, ...]
+) -> list[tuple[str | None, TreePath | None, str]]:
+    problems: list[tuple[str | None, TreePath | None, str]] = []
+    seen_ids: set[str] = set()
+    for tool in tools:
+        tid = tool.tool_id
+        if not tid.strip():
+            problems.append((tid, None, f"tool {tool.name!r} has an empty tool_id"))
+        elif tid in seen_ids:
+            problems.append((tid, None, f"tool_id {tid!r} is used by more than one tool"))
+        seen_ids.add(tid)
+        if not tool.name.strip():
+            problems.append((tid, None, f"tool {tid!r} has an empty name"))
+        if not tool.paths:
+            problems.append((tid, None, f"tool {tid!r} has no category path"))
+        for path in tool.paths:
+            if not path or any(not segment.strip() for segment in path):
+                problems.append(
+                    (tid, path, f"tool {tid!r} has path {list(path)!r} with an empty segment")
+                    if path
+                    else (tid, path, f"tool {tid!r} has an empty path; give at least one category")
+                )
+        problems.extend((tid, None, f"tool {tid!r}: {text}") for text in _schema_issues(tool))
+    seen_paths: set[TreePath] = set()
+    for node in nodes:
+        if not node.path or any(not segment.strip() for segment in node.path):
+            problems.append((None, node.path, f"node {node.name!r} has an empty path segment"))
+        elif node.path in seen_paths:
+            problems.append((None, node.path, f"node path {list(node.path)!r} is declared twice"))
+        seen_paths.add(node.path)
+        if not node.name.strip():
+            problems.append((None, node.path, f"node {list(node.path)!r} has an empty name"))
+    return problems
+
+
+def _schema_issues(tool: CatalogTool) -> list[str]:
+    issues: list[str] = []
+    args = tool.args_schema
+    if not isinstance(args, Mapping) or args.get("type", "object") != "object":
+        issues.append('args_schema must be a JSON Schema object with "type": "object"')
+    else:
+        issues.extend(schema_problems(args, where="args_schema"))
+    result = tool.result_schema
+    if result is not None:
+        issues.extend(schema_problems(result, where="result_schema"))
+    return issues
+
+
+def _tool_from_record(record: Mapping[str, object], position: int) -> CatalogTool | str:
+    where = f"record {position} ({record.get('tool_id', 'no tool_id')!r})"
+    tool_id, name = record.get("tool_id"), record.get("name")
+    if not isinstance(tool_id, str) or not isinstance(name, str):
+        return f"{where}: tool_id and name must be strings"
+    raw_paths = record["paths"] if "paths" in record else [record.get("path")]
+    if not isinstance(raw_paths, list) or not all(
+        isinstance(path, list) and all(isinstance(s, str) for s in path) for path in raw_paths
+    ):
+        return f"{where}: path must be a list of strings (or paths a list of such lists)"
+    summary, tags = record.get("summary", ""), record.get("tags", [])
+    if not isinstance(summary, str):
+        return f"{where}: summary must be a string"
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        return f"{where}: tags must be a list of strings"
+    args_schema = record.get("args_schema", {"type": "object", "properties": {}})
+    result_schema = record.get("result_schema")
+    if not isinstance(args_schema, dict) or not isinstance(result_schema, dict | None):
+        return f"{where}: args_schema and result_schema must be JSON objects"
+    return CatalogTool(
+        tool_id=tool_id,
+        name=name,
+        paths=tuple(tuple(path) for path in raw_paths),
+        summary=summary,
+        tags=tuple(tags),
+        args_schema=args_schema,
+        result_schema=result_schema,
+    )
+
+
+def _complete_nodes(
+    nodes: tuple[CatalogNode, ...], tools: tuple[CatalogTool, ...]
+) -> dict[TreePath, CatalogNode]:
+    complete = {node.path: node for node in nodes}
+    implied = [node.path for node in nodes] + [path for tool in tools for path in tool.paths]
+    for path in implied:
+        for depth in range(1, len(path)):
+            prefix = path[:depth]
+            if prefix not in complete:
+                complete[prefix] = CatalogNode(name=prefix[-1], path=prefix)
+        if path not in complete:
+            complete[path] = CatalogNode(name=path[-1], path=path)
+    return complete
+
+
+def _children_index(
+    nodes: Mapping[TreePath, CatalogNode],
+) -> dict[TreePath, tuple[CatalogNode, ...]]:
+    grouped: dict[TreePath, list[CatalogNode]] = {}
+    for path, node in nodes.items():
+        grouped.setdefault(path[:-1], []).append(node)
+    return {
+        parent: tuple(sorted(kids, key=lambda node: (node.name.casefold(), node.path)))
+        for parent, kids in grouped.items()
+    }
+
+
+def _tool_indexes(
+    tools: tuple[CatalogTool, ...],
+) -> tuple[dict[TreePath, tuple[int, ...]], dict[TreePath, int]]:
+    direct: dict[TreePath, list[int]] = {}
+    sizes: dict[TreePath, int] = {}
+    for index, tool in enumerate(tools):
+        prefixes: set[TreePath] = set()
+        for path in dict.fromkeys(tool.paths):
+            direct.setdefault(path, []).append(index)
+            prefixes.update(path[:depth] for depth in range(1, len(path) + 1))
+        for prefix in prefixes:
+            sizes[prefix] = sizes.get(prefix, 0) + 1
+
+    def order(index: int) -> tuple[str, str]:
+        return (tools[index].name.casefold(), tools[index].tool_id)
+
+    return {path: tuple(sorted(ids, key=order)) for path, ids in direct.items()}, sizes
+
+
+def _tag_index(tools: tuple[CatalogTool, ...]) -> dict[str, frozenset[int]]:
+    grouped: dict[str, set[int]] = {}
+    for index, tool in enumerate(tools):
+        for tag in tool.tags:
+            grouped.setdefault(tag.casefold(), set()).add(index)
+    return {tag: frozenset(ids) for tag, ids in grouped.items()}
+
+
+def _fingerprint(tools: tuple[CatalogTool, ...], nodes: Mapping[TreePath, CatalogNode]) -> str:
+    digest = hashlib.sha256()
+    for tool in tools:
+        digest.update(json.dumps([tool.tool_id, tool.paths, tool.tags]).encode())
+    for path in sorted(nodes):
+        digest.update(json.dumps(path).encode())
+    return digest.hexdigest()[:32]

@@ -1,0 +1,310 @@
+"""Validate tool arguments against the JSON Schema subset catalogues use.
+
+Catalogue schemas describe flat-ish argument objects, so the library checks
+arguments itself rather than pulling in a full JSON Schema implementation.
+Supported keywords: ``type`` (a name or a list of names), ``properties``,
+``required``, ``additionalProperties`` (boolean or schema), ``enum``,
+``const``, ``items``, ``minItems``/``maxItems``, ``minimum``/``maximum``,
+``exclusiveMinimum``/``exclusiveMaximum`` (numeric form), ``minLength``/
+``maxLength``, ``pattern``, ``anyOf``, ``oneOf`` and ``allOf``; ``true`` and
+``false`` work as schemas. Other keywords (``description``, ``default``,
+``format``, vendor ``x-`` keys) are annotations and are ignored, as the
+standard allows. Every problem is reported, each with the JSON path of the
+offending value (``$.items[2].name``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["SchemaViolation", "schema_problems", "validate_json"]
+
+_TYPE_NAMES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_SCHEMA_KEYS = ("additionalProperties", "items")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
+_BOUNDS: tuple[tuple[str, Callable[[float, float], bool], str], ...] = (
+    ("minimum", operator.ge, ">="),
+    ("maximum", operator.le, "<="),
+    ("exclusiveMinimum", operator.gt, ">"),
+    ("exclusiveMaximum", operator.lt, "<"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchemaViolation:
+    """One way a value breaks its schema."""
+
+    path: str
+    """JSON path of the offending value, rooted at ``$``."""
+    message: str
+    """What is wrong, stated so a model can fix its arguments."""
+
+    def render(self) -> str:
+        """Return ``"<path>: <message>"``, the form used in error messages."""
+        return f"{self.path}: {self.message}"
+
+
+def validate_json(schema: object, value: object) -> tuple[SchemaViolation, ...]:
+    """Check ``value`` against ``schema`` and return every violation (empty if valid).
+
+    Arrays may be lists or tuples; objects are any ``Mapping`` with string
+    keys. ``True`` and ``False`` are booleans, never integers.
+    """
+    out: list[SchemaViolation] = []
+    _check(schema, value, "$", out)
+    return tuple(out)
+
+
+def schema_problems(schema: object, *, where: str = "schema") -> tuple[str, ...]:
+    """Describe structural problems in a schema this validator would misread.
+
+    Catalogue construction calls it so a broken schema fails when the
+    catalogue is built, not when a model first calls the tool.
+    """
+    out: list[str] = []
+    _inspect(schema, where, out)
+    return tuple(out)
+
+
+def _inspect(schema: object, where: str, out: list[str]) -> None:
+    if isinstance(schema, bool):
+        return
+    if not isinstance(schema, Mapping):
+        out.append(f"{where} must be an object or a boolean, got {_kind(schema)}")
+        return
+    declared = schema.get("type")
+    names = declared if isinstance(declared, list) else [declared] if declared is not None else []
+    for name in names:
+        if name not in _TYPE_NAMES:
+            out.append(f"{where}.type has unknown type {name!r}")
+    pattern = schema.get("pattern")
+    if pattern is not None:
+        try:
+            re.compile(str(pattern))
+        except re.error as exc:
+            out.append(f"{where}.pattern {pattern!r} is not a valid regular expression: {exc}")
+    properties = schema.get("properties", {})
+    if isinstance(properties, Mapping):
+        for key, sub in properties.items():
+            _inspect(sub, f"{where}.properties.{key}", out)
+    else:
+        out.append(f"{where}.properties must be an object, got {_kind(properties)}")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+        out.append(f"{where}.required must be a list of property names")
+    for key in _SCHEMA_KEYS:
+        if key in schema:
+            _inspect(schema[key], f"{where}.{key}", out)
+    for key in _SCHEMA_LISTS:
+        if key in schema:
+            branches = schema[key]
+            if not isinstance(branches, list) or not branches:
+                out.append(f"{where}.{key} must be a non-empty list of schemas")
+                continue
+            for index, sub in enumerate(branches):
+                _inspect(sub, f"{where}.{key}[{index}]", out)
+
+
+def _check(schema: object, value: object, path: str, out: list[SchemaViolation]) -> None:
+    if schema is True:
+        return
+    if schema is False or not isinstance(schema, Mapping):
+        out.append(SchemaViolation(path=path, message="no value is allowed here"))
+        return
+    declared = schema.get("type")
+    if declared is not None:
+        names = declared if isinstance(declared, list) else [declared]
+        if not any(_is_type(value, str(name)) for name in names):
+            wanted = " or ".join(str(name) for name in names)
+            out.append(SchemaViolation(path=path, message=f"expected {wanted}, got {_kind(value)}"))
+            return
+    options_given = schema.get("enum")
+    if isinstance(options_given, list) and not any(
+        _json_equal(value, option) for option in options_given
+    ):
+        options = ", ".join(_show(option) for option in options_given)
+        out.append(SchemaViolation(path=path, message=f"must be one of {options}"))
+    if "const" in schema and not _json_equal(value, schema["const"]):
+        out.append(SchemaViolation(path=path, message=f"must equal {_show(schema['const'])}"))
+    if isinstance(value, Mapping):
+        _check_object(schema, value, path, out)
+    elif isinstance(value, list | tuple):
+        _check_array(schema, value, path, out)
+    elif isinstance(value, str):
+        _check_string(schema, value, path, out)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        _check_number(schema, value, path, out)
+    _check_combinators(schema, value, path, out)
+
+
+def _check_object(
+    schema: Mapping[str, object],
+    value: Mapping[object, object],
+    path: str,
+    out: list[SchemaViolation],
+) -> None:
+    properties = schema.get("properties", {})
+    known: Mapping[str, object] = properties if isinstance(properties, Mapping) else {}
+    required = schema.get("required", [])
+    for name in required if isinstance(required, list) else []:
+        if name not in value:
+            out.append(
+                SchemaViolation(path=path, message=f"missing required property {str(name)!r}")
+            )
+    extra = schema.get("additionalProperties", True)
+    for key, item in value.items():
+        child = _child(path, str(key))
+        if isinstance(key, str) and key in known:
+            _check(known[key], item, child, out)
+        elif extra is False:
+            allowed = ", ".join(sorted(known)) or "none"
+            out.append(
+                SchemaViolation(
+                    path=child, message=f"unexpected property (allowed properties: {allowed})"
+                )
+            )
+        elif extra is not True:
+            _check(extra, item, child, out)
+
+
+def _check_array(
+    schema: Mapping[str, object], value: Sequence[object], path: str, out: list[SchemaViolation]
+) -> None:
+    low, high = schema.get("minItems"), schema.get("maxItems")
+    if isinstance(low, int) and len(value) < low:
+        out.append(SchemaViolation(path=path, message=f"needs at least {low} items"))
+    if isinstance(high, int) and len(value) > high:
+        out.append(SchemaViolation(path=path, message=f"allows at most {high} items"))
+    if "items" in schema:
+        for index, item in enumerate(value):
+            _check(schema["items"], item, f"{path}[{index}]", out)
+
+
+def _check_string(
+    schema: Mapping[str, object], value: str, path: str, out: list[SchemaViolation]
+) -> None:
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(low, int) and len(value) < low:
+        out.append(SchemaViolation(path=path, message=f"needs at least {low} characters"))
+    if isinstance(high, int) and len(value) > high:
+        out.append(SchemaViolation(path=path, message=f"allows at most {high} characters"))
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and re.search(pattern, value) is None:
+        out.append(SchemaViolation(path=path, message=f"must match pattern {pattern!r}"))
+
+
+def _check_number(
+    schema: Mapping[str, object], value: float, path: str, out: list[SchemaViolation]
+) -> None:
+    for key, holds, sign in _BOUNDS:
+        limit = schema.get(key)
+        if (
+            isinstance(limit, int | float)
+            and not isinstance(limit, bool)
+            and not holds(value, limit)
+        ):
+            out.append(SchemaViolation(path=path, message=f"must be {sign} {_show(limit)}"))
+
+
+def _check_combinators(
+    schema: Mapping[str, object], value: object, path: str, out: list[SchemaViolation]
+) -> None:
+    for sub in _branches(schema, "allOf"):
+        _check(sub, value, path, out)
+    any_of = _branches(schema, "anyOf")
+    if any_of and not any(_passes(sub, value, path) for sub in any_of):
+        out.append(
+            SchemaViolation(path=path, message=f"matches none of the {len(any_of)} anyOf options")
+        )
+    one_of = _branches(schema, "oneOf")
+    if one_of:
+        matched = sum(1 for sub in one_of if _passes(sub, value, path))
+        if matched != 1:
+            out.append(
+                SchemaViolation(
+                    path=path,
+                    message=f"must match exactly one of the {len(one_of)} oneOf options, "
+                    f"matched {matched}",
+                )
+            )
+
+
+def _branches(schema: Mapping[str, object], key: str) -> list[object]:
+    branches = schema.get(key, [])
+    return branches if isinstance(branches, list) else []
+
+
+def _passes(schema: object, value: object, path: str) -> bool:
+    found: list[SchemaViolation] = []
+    _check(schema, value, path, found)
+    return not found
+
+
+def _is_type(value: object, name: str) -> bool:
+    match name:
+        case "null":
+            return value is None
+        case "boolean":
+            return isinstance(value, bool)
+        case "string":
+            return isinstance(value, str)
+        case "array":
+            return isinstance(value, list | tuple)
+        case "object":
+            return isinstance(value, Mapping)
+        case "number":
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        case "integer":
+            if isinstance(value, bool):
+                return False
+            return isinstance(value, int) or (
+                isinstance(value, float) and math.isfinite(value) and value.is_integer()
+            )
+        case _:
+            return False
+
+
+def _json_equal(left: object, right: object) -> bool:
+    """Compare as JSON does: ``1 == 1.0`` but ``True != 1``, containers deeply."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+        return len(left) == len(right) and all(map(_json_equal, left, right))
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return left.keys() == right.keys() and all(_json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list | tuple | Mapping) or isinstance(right, list | tuple | Mapping):
+        return False
+    return left == right
+
+
+def _child(path: str, key: str) -> str:
+    if key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{key!r}]"
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _show(value: object) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False)

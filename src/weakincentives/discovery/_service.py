@@ -1,0 +1,593 @@
+"""The discovery service: list, search, expand and call over one catalogue.
+
+Every operation validates its request, works on what the caller may see,
+publishes one audit event and either returns a response value or raises a
+:class:`DiscoveryError` (also published, as ``DiscoveryFailed``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import secrets
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+from weakincentives.discovery._access import AccessPolicy
+from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
+from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
+from weakincentives.discovery._errors import DiscoveryError, Hint
+from weakincentives.discovery._events import (
+    DiscoveryCalled,
+    DiscoveryExpanded,
+    DiscoveryFailed,
+    DiscoveryOperation,
+    DiscoverySearched,
+)
+from weakincentives.discovery._executor import CallOutcome, ToolExecutor
+from weakincentives.discovery._json import JSONValue
+from weakincentives.discovery._json_schema import SchemaViolation, validate_json
+from weakincentives.discovery._listing import collect_listing
+from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
+from weakincentives.discovery._responses import (
+    CallResponse,
+    ExpandedTool,
+    ListResponse,
+    NodeMatch,
+    NodePointer,
+    SearchNodesResponse,
+    SearchToolsResponse,
+    ToolPointer,
+)
+from weakincentives.discovery._view import CatalogView
+from weakincentives.errors import CursorError
+
+__all__ = ["MAX_LIMIT", "ToolDiscovery"]
+
+MAX_LIMIT = 50
+"""Largest page size any operation accepts."""
+
+type EventSink = Callable[[object], object]
+
+
+class ToolDiscovery:
+    """The discovery protocol's operations over one catalogue, for one caller.
+
+    Args:
+        catalog: the tools and categories to expose.
+        ranker: builds the search index (default :class:`BM25Ranker`).
+        index: a prebuilt index for ``catalog`` to share between services
+            (for example one service per caller); excludes ``ranker``.
+        access: visibility and call rights (default: everything allowed);
+            asked once per tool, so it must not change during the service's life.
+        executor: runs tools for ``call_tool``; without one ``call_tool``
+            fails with ``CALL_NOT_SUPPORTED``.
+        events: receives every audit event (for example ``EventBus.publish``).
+        clock: timestamps events (default: UTC wall clock).
+        new_id: makes step ids (default: random UUID hex).
+        cursor_secret: HMAC key for cursors (default: random per service).
+    """
+
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        *,
+        ranker: Ranker | None = None,
+        index: RankIndex | None = None,
+        access: AccessPolicy | None = None,
+        executor: ToolExecutor | None = None,
+        events: EventSink | None = None,
+        clock: Callable[[], datetime] | None = None,
+        new_id: Callable[[], str] | None = None,
+        cursor_secret: bytes | None = None,
+    ) -> None:
+        if ranker is not None and index is not None:
+            raise ValueError("pass either ranker or a prebuilt index, not both")
+        self._catalog = catalog
+        self._index = index if index is not None else (ranker or BM25Ranker()).index(catalog)
+        self._view = CatalogView(catalog, access)
+        self._executor = executor
+        self._events = events
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._new_id = new_id or (lambda: uuid.uuid4().hex)
+        self._cursors = CursorCodec(cursor_secret or secrets.token_bytes(32))
+        self._lock = threading.Lock()
+        self._surfaced: dict[str, str] = {}
+        self._expanded: dict[str, str] = {}
+
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The catalogue this service exposes."""
+        return self._catalog
+
+    @property
+    def index(self) -> RankIndex:
+        """The search index (share it with other services over the same catalogue)."""
+        return self._index
+
+    def list(
+        self,
+        path: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        query: str | None = None,
+        limit: int = 10,
+        cursor: str | None = None,
+    ) -> ListResponse:
+        """List child categories and tools directly under ``path``.
+
+        ``tags`` keeps tools carrying every given tag (case-insensitive) and
+        categories holding at least one such tool. ``query`` keeps only
+        matching tools and categories (a category matches through its own
+        text or any tool beneath it) and orders them by relevance; without a
+        query, categories and tools are in name order. Categories come before
+        tools and one page holds ``limit`` items of either kind.
+        """
+        step = self._new_id()
+        try:
+            where = self._path(path, "list")
+            wanted = _tags(tags)
+            text = _optional_query(query)
+            size = _limit(limit)
+            scores = self._index.score_tools(text) if text is not None else None
+            node_scores = self._index.score_nodes(text) if text is not None else None
+            node_entries, tool_entries = collect_listing(
+                self._view, where, wanted, scores, node_scores
+            )
+            total = len(node_entries) + len(tool_entries)
+            if not total and (wanted or text is not None):
+                raise self._no_listing_match(where, wanted, text)
+            key = ("list", where, wanted, text, size)
+            offset = self._offset(key, cursor)
+        except DiscoveryError as error:
+            raise self._failed(step, "list", error) from None
+        end = offset + size
+        nodes = tuple(self._node_pointer(path) for path, _ in node_entries[offset:end])
+        skip = max(0, offset - len(node_entries))
+        room = size - len(nodes)
+        tools = tuple(
+            self._pointer(position, where, confidence)
+            for position, confidence in tool_entries[skip : skip + room]
+        )
+        next_cursor = self._next_cursor(key, end, total)
+        self._searched(
+            step,
+            "list",
+            where=where,
+            query=text,
+            tags=wanted,
+            tools=tools,
+            nodes=[node.path for node in nodes],
+            offset=offset,
+        )
+        return ListResponse(path=where, nodes=nodes, tools=tools, next_cursor=next_cursor)
+
+    def search_tool_by_category(
+        self,
+        query: str,
+        category_path: Sequence[str] = (),
+        limit: int = 5,
+        cursor: str | None = None,
+    ) -> SearchToolsResponse:
+        """Rank every visible tool under ``category_path`` (root: all) against ``query``."""
+        step = self._new_id()
+        operation: DiscoveryOperation = "search_tool_by_category"
+        try:
+            where = self._path(category_path, operation)
+            text = _required_query(query)
+            size = _limit(limit)
+            scores = self._index.score_tools(text)
+            matches = self._matches(scores, where)
+            if not matches:
+                raise self._no_match(where, text, scores)
+            key = (operation, where, text, size)
+            offset = self._offset(key, cursor)
+        except DiscoveryError as error:
+            raise self._failed(step, operation, error) from None
+        end = offset + size
+        catalog = self._catalog
+        page: list[ToolPointer] = []
+        for negative, tool_id in heapq.nsmallest(end, matches)[offset:]:
+            position = catalog.position(tool_id)
+            path = catalog.tools[position].path_within(where) or where
+            page.append(self._pointer(position, path, -negative))
+        results = tuple(page)
+        next_cursor = self._next_cursor(key, end, len(matches))
+        self._searched(
+            step,
+            "search_tool_by_category",
+            where=where,
+            query=text,
+            tags=(),
+            tools=results,
+            nodes=(),
+            offset=offset,
+        )
+        return SearchToolsResponse(category_path=where, results=results, next_cursor=next_cursor)
+
+    def search_nodes(self, query: str, limit: int = 5) -> SearchNodesResponse:
+        """Rank visible categories against ``query``, for callers that do not know where to look."""
+        step = self._new_id()
+        try:
+            text = _required_query(query)
+            size = _limit(limit)
+            scored = [
+                (-score, path)
+                for path, score in self._index.score_nodes(text).items()
+                if self._view.has_path(path)
+            ]
+            if not scored:
+                raise DiscoveryError(
+                    f"no category matches {text!r}",
+                    code="NO_MATCH_IN_CATEGORY",
+                    hints=self._view.root_hints(),
+                    next_action="call list(path=[]) to browse the top-level categories, "
+                    "or search again with other words",
+                    path=(),
+                )
+        except DiscoveryError as error:
+            raise self._failed(step, "search_nodes", error) from None
+        results = tuple(
+            NodeMatch(
+                path=path,
+                summary=self._summary(path),
+                confidence=-negative,
+                tool_count=self._view.count(path),
+            )
+            for negative, path in heapq.nsmallest(size, scored)
+        )
+        self._searched(
+            step,
+            "search_nodes",
+            where=(),
+            query=text,
+            tags=(),
+            tools=(),
+            nodes=[result.path for result in results],
+            offset=0,
+        )
+        return SearchNodesResponse(results=results)
+
+    def expand_tool(self, tool_id: str) -> ExpandedTool:
+        """Return the full schema of a visible, callable tool.
+
+        A tool that is visible but not callable gives ``NOT_AUTHORIZED``: a
+        schema the caller cannot use would only invite a failing call.
+        """
+        step = self._new_id()
+        try:
+            tool = self._callable_tool(tool_id)
+        except DiscoveryError as error:
+            raise self._failed(step, "expand_tool", error) from None
+        with self._lock:
+            caused_by = self._surfaced.get(tool_id)
+            chosen = caused_by is not None and tool_id not in self._expanded
+            self._expanded[tool_id] = step
+        self._publish(
+            DiscoveryExpanded(
+                step_id=step,
+                occurred_at=self._clock(),
+                tool_id=tool_id,
+                caused_by=caused_by,
+                chosen=chosen,
+            )
+        )
+        return ExpandedTool(
+            tool_id=tool.tool_id,
+            name=tool.name,
+            path=tool.path,
+            summary=tool.summary,
+            args_schema=tool.args_schema,
+            result_schema=tool.result_schema,
+        )
+
+    def call_tool(self, tool_id: str, arguments: Mapping[str, JSONValue]) -> CallResponse:
+        """Validate ``arguments`` against the tool's schema, then run it through the executor.
+
+        Nothing runs unless the tool is visible and callable, an executor is
+        configured and every argument is valid. An executor that raises
+        yields a failed response (the exception type is kept in the event).
+        """
+        step = self._new_id()
+        try:
+            tool = self._callable_tool(tool_id)
+            executor = self._executor
+            if executor is None:
+                raise DiscoveryError(
+                    "this discovery service has no executor, so it cannot run tools",
+                    code="CALL_NOT_SUPPORTED",
+                    next_action=f"run {tool_id!r} through your own runtime with the schema "
+                    "from expand_tool",
+                    tool_id=tool_id,
+                )
+            self._check_arguments(tool, arguments)
+        except DiscoveryError as error:
+            raise self._failed(step, "call_tool", error) from None
+        error_type: str | None = None
+        try:
+            outcome = executor.execute(tool, arguments)
+        except Exception as exc:  # the executor's failure is the tool's failure, not ours
+            error_type = type(exc).__name__
+            outcome = CallOutcome(success=False, message=f"{tool_id} failed: {error_type}: {exc}")
+        with self._lock:
+            caused_by = self._expanded.get(tool_id)
+        self._publish(
+            DiscoveryCalled(
+                step_id=step,
+                occurred_at=self._clock(),
+                tool_id=tool_id,
+                caused_by=caused_by,
+                arguments=arguments,
+                success=outcome.success,
+                message=outcome.message,
+                error_type=error_type,
+            )
+        )
+        return CallResponse(
+            tool_id=tool_id, success=outcome.success, message=outcome.message, value=outcome.value
+        )
+
+    def _path(self, path: Sequence[str], operation: DiscoveryOperation) -> TreePath:
+        if isinstance(path, str) or not all(isinstance(part, str) for part in path):
+            raise DiscoveryError(
+                f"path must be a list of category names, got {path!r}",
+                code="INVALID_REQUEST",
+                next_action='pass the path as a list such as ["Storage", "Buckets"]',
+            )
+        where = tuple(path)
+        if self._view.has_path(where):
+            return where
+        prefix, hints = self._view.path_suggestions(where)
+        target = "search_tool_by_category" if operation != "list" else "list"
+        return_to = f"call {target} with one of the hinted paths, or list(path={list(prefix)!r})"
+        raise DiscoveryError(
+            f"category {list(where)!r} does not exist; the deepest existing part is "
+            f"{list(prefix)!r}",
+            code="UNKNOWN_PATH",
+            hints=hints,
+            next_action=return_to + " to see what exists there",
+            path=where,
+        )
+
+    def _matches(self, scores: Mapping[str, float], where: TreePath) -> Sequence[tuple[float, str]]:
+        catalog, view = self._catalog, self._view
+        found: list[tuple[float, str]] = []
+        for tool_id, score in scores.items():
+            position = catalog.position(tool_id)
+            if not view.is_visible(position):
+                continue
+            if where and catalog.tools[position].path_within(where) is None:
+                continue
+            found.append((-score, tool_id))
+        return found
+
+    def _offset(self, key: tuple[object, ...], cursor: str | None) -> int:
+        if cursor is None:
+            return 0
+        try:
+            return self._cursors.decode(cursor, fingerprint=self._fingerprint(key))
+        except CursorError as exc:
+            raise DiscoveryError(
+                exc.message,
+                code="INVALID_CURSOR",
+                next_action="repeat the same request without a cursor to start from the first page",
+            ) from exc
+
+    def _next_cursor(self, key: tuple[object, ...], end: int, total: int) -> str | None:
+        if end >= total:
+            return None
+        return self._cursors.encode(offset=end, fingerprint=self._fingerprint(key))
+
+    def _fingerprint(self, key: tuple[object, ...]) -> str:
+        return request_fingerprint(self._catalog.fingerprint, *key)
+
+    def _pointer(self, position: int, path: TreePath, confidence: float | None) -> ToolPointer:
+        tool = self._catalog.tools[position]
+        return ToolPointer(
+            tool_id=tool.tool_id,
+            name=tool.name,
+            path=path,
+            summary=tool.summary,
+            tags=tool.tags,
+            confidence=confidence,
+        )
+
+    def _node_pointer(self, path: TreePath) -> NodePointer:
+        node = self._catalog.node(path)
+        return NodePointer(
+            name=node.name if node is not None else path[-1],
+            path=path,
+            summary=self._summary(path),
+            tags=node.tags if node is not None else (),
+            tool_count=self._view.count(path),
+        )
+
+    def _summary(self, path: TreePath) -> str:
+        node = self._catalog.node(path)
+        return node.summary if node is not None else ""
+
+    def _callable_tool(self, tool_id: str) -> CatalogTool:
+        tool = self._view.visible_tool(tool_id) if isinstance(tool_id, str) else None
+        if tool is None:
+            ranked = _top(self._index.score_tools(str(tool_id)), 10)
+            raise DiscoveryError(
+                f"no tool with id {tool_id!r} is available",
+                code="TOOL_NOT_FOUND",
+                hints=self._view.similar_tools(str(tool_id), ranked),
+                next_action="use a tool_id exactly as returned by list or search_tool_by_category, "
+                "or search for the capability with search_tool_by_category",
+                tool_id=str(tool_id),
+            )
+        if not self._view.can_call(tool):
+            query = f"{tool.name} {tool.summary}"
+            ranked = [
+                tool_id
+                for tool_id in _top(self._index.score_tools(query), 20)
+                if tool_id != tool.tool_id and self._allowed(tool_id)
+            ]
+            raise DiscoveryError(
+                f"you are not allowed to use tool {tool_id!r}",
+                code="NOT_AUTHORIZED",
+                hints=self._view.similar_tools("", ranked),
+                next_action="choose another tool, for example one of the hinted tools",
+                tool_id=tool_id,
+                path=tool.path,
+            )
+        return tool
+
+    def _allowed(self, tool_id: str) -> bool:
+        tool = self._view.visible_tool(tool_id)
+        return tool is not None and self._view.can_call(tool)
+
+    def _check_arguments(self, tool: CatalogTool, arguments: object) -> None:
+        if isinstance(arguments, Mapping):
+            problems = validate_json(tool.args_schema, arguments)
+        else:
+            kind = type(arguments).__name__
+            problems = (SchemaViolation(path="$", message=f"expected object, got {kind}"),)
+        if problems:
+            listed = "; ".join(problem.render() for problem in problems)
+            raise DiscoveryError(
+                f"arguments for {tool.tool_id!r} are invalid: {listed}",
+                code="INVALID_ARGUMENTS",
+                next_action=f"fix every listed argument using expand_tool({tool.tool_id!r}) "
+                "and call again",
+                tool_id=tool.tool_id,
+                violations=problems,
+            )
+
+    def _no_match(self, where: TreePath, text: str, scores: Mapping[str, float]) -> DiscoveryError:
+        elsewhere = self._matches(scores, ())
+        hints: list[Hint] = []
+        for _, tool_id in heapq.nsmallest(20, elsewhere):
+            path = self._catalog.tools[self._catalog.position(tool_id)].path
+            if path not in {hint.path for hint in hints}:
+                hints.append(self._view.category_hint(path))
+        if hints:
+            action = f"call search_tool_by_category(query={text!r}, category_path=<a hinted path>)"
+        else:
+            hints = list(self._view.root_hints())
+            action = "search again with other words, or call list(path=[]) to browse"
+        scope = f"category {list(where)!r}" if where else "the catalogue"
+        return DiscoveryError(
+            f"no tool in {scope} matches {text!r}",
+            code="NO_MATCH_IN_CATEGORY",
+            hints=tuple(hints[:3]),
+            next_action=action,
+            path=where,
+        )
+
+    def _no_listing_match(
+        self, where: TreePath, tags: tuple[str, ...], text: str | None
+    ) -> DiscoveryError:
+        filters = " and ".join(
+            part
+            for part in (f"tags {list(tags)!r}" if tags else "", f"query {text!r}" if text else "")
+            if part
+        )
+        if text is not None:
+            error = self._no_match(where, text, self._index.score_tools(text))
+            hints, action = error.hints, error.next_action
+        else:
+            hints = tuple(
+                self._view.category_hint(node.path) for node in self._view.children(where)[:3]
+            )
+            action = f"call list(path={list(where)!r}) without tags"
+        return DiscoveryError(
+            f"nothing under {list(where)!r} matches {filters}",
+            code="NO_MATCH_IN_CATEGORY",
+            hints=hints,
+            next_action=action,
+            path=where,
+        )
+
+    def _searched(
+        self,
+        step: str,
+        operation: Literal["list", "search_tool_by_category", "search_nodes"],
+        *,
+        where: TreePath,
+        query: str | None,
+        tags: tuple[str, ...],
+        tools: Iterable[ToolPointer],
+        nodes: Iterable[TreePath],
+        offset: int,
+    ) -> None:
+        tool_ids = tuple(pointer.tool_id for pointer in tools)
+        with self._lock:
+            for tool_id in tool_ids:
+                self._surfaced[tool_id] = step
+        self._publish(
+            DiscoverySearched(
+                step_id=step,
+                occurred_at=self._clock(),
+                operation=operation,
+                path=where,
+                query=query,
+                tags=tags,
+                tool_ids=tool_ids,
+                node_paths=tuple(nodes),
+                offset=offset,
+            )
+        )
+
+    def _failed(
+        self, step: str, operation: DiscoveryOperation, error: DiscoveryError
+    ) -> DiscoveryError:
+        self._publish(
+            DiscoveryFailed(
+                step_id=step,
+                occurred_at=self._clock(),
+                operation=operation,
+                code=error.code,
+                message=error.message,
+                tool_id=error.tool_id,
+                path=error.path,
+            )
+        )
+        return error
+
+    def _publish(self, event: object) -> None:
+        if self._events is not None:
+            self._events(event)
+
+
+def _top(scores: Mapping[str, float], count: int) -> list[str]:
+    return [tool_id for _, tool_id in heapq.nsmallest(count, ((-s, t) for t, s in scores.items()))]
+
+
+def _limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise DiscoveryError(
+            f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}",
+            code="INVALID_REQUEST",
+            next_action=f"repeat the request with a limit between 1 and {MAX_LIMIT}",
+        )
+    return limit
+
+
+def _tags(tags: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+        raise DiscoveryError(
+            f"tags must be a list of strings, got {tags!r}",
+            code="INVALID_REQUEST",
+            next_action='pass tags as a list such as ["auth"]',
+        )
+    return tuple(sorted({tag.casefold() for tag in tags if tag.strip()}))
+
+
+def _optional_query(query: str | None) -> str | None:
+    if query is None:
+        return None
+    return _required_query(query) if query.strip() else None
+
+
+def _required_query(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise DiscoveryError(
+            "query must be a non-empty description of the capability you need",
+            code="INVALID_REQUEST",
+            next_action='repeat the request with a query such as "upload a file"',
+        )
+    return query.strip()
