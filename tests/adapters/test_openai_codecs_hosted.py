@@ -25,7 +25,7 @@ from weakincentives.adapters.openai._codecs import (
 )
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt._hosted import HostedTool, HostedToolConfig
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 from weakincentives.tools import (
     CodeInterpreterConfig,
     CodeInterpreterResult,

@@ -12,7 +12,7 @@ import pytest
 from weakincentives.adapters._hosted import HostedOutputParseError
 from weakincentives.adapters.openai._codecs import OpenAIWebSearchCodec
 from weakincentives.errors import ConfigValidationError
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 from weakincentives.tools import (
     Citation,
     DomainFilter,

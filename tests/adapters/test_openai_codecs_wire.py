@@ -21,7 +21,7 @@ from typing_extensions import (
 
 from weakincentives.adapters.openai._codecs import default_openai_codecs, openai_includes
 from weakincentives.prompt._hosted import HostedTool, HostedToolConfig
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 from weakincentives.tools import (
     CodeInterpreterConfig,
     DomainFilter,

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from weakincentives.errors import ConfigValidationError, ParseError, PromptEvaluationError
 from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 
 __all__ = [
     "HostedOutputParseError",

@@ -17,7 +17,7 @@ from weakincentives.adapters.openai._codec_reader import (
     output_items,
 )
 from weakincentives.prompt._hosted import HostedTool
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 from weakincentives.tools._validation import Problem, raise_problems
 from weakincentives.tools.code_interpreter import (
     CODE_INTERPRETER_KIND,

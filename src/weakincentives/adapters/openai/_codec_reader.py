@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from weakincentives.adapters._hosted import HostedOutputParseError
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 
 __all__ = ["ItemReader", "TextPart", "describe", "message_text_parts", "output_items"]
 

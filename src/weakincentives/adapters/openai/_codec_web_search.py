@@ -16,7 +16,7 @@ from weakincentives.adapters.openai._codec_reader import (
     output_items,
 )
 from weakincentives.prompt._hosted import HostedTool
-from weakincentives.serde._json import JSONValue
+from weakincentives.serde import JSONValue
 from weakincentives.tools._validation import Problem, raise_problems
 from weakincentives.tools.web_search import (
     WEB_SEARCH_KIND,
