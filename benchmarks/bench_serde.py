@@ -1,0 +1,169 @@
+"""Benchmark serde against pydantic-core on the same data, in one process.
+
+Prints ``name  n  best_ms  ratio`` lines (best of several repeats); the ratio
+is ours over the baseline, so below 1.0 means serde is faster. Needs the
+``bench`` extra (pydantic); run with ``python benchmarks/bench_serde.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, make_dataclass
+from typing import Literal
+
+import pydantic
+
+from weakincentives.serde import dump, parse_json, schema
+
+REPEATS = 7
+type Mode = Literal["a", "b"] | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineItem:
+    """One line of an order."""
+
+    sku: str
+    quantity: int = field(metadata={"ge": 1})
+    price: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OrderParams:
+    """Parameters of a tool that places an order."""
+
+    customer_id: str = field(metadata={"description": "Customer identifier", "min_length": 1})
+    items: tuple[LineItem, ...]
+    priority: Literal["low", "normal", "high"] = "normal"
+    note: str | None = None
+    express: bool = False
+    discount: float = field(default=0.0, metadata={"ge": 0, "le": 1})
+
+
+class LineItemModel(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    sku: str
+    quantity: int = pydantic.Field(ge=1)
+    price: float = 0.0
+
+
+class OrderModel(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    customer_id: str = pydantic.Field(description="Customer identifier", min_length=1)
+    items: tuple[LineItemModel, ...]
+    priority: Literal["low", "normal", "high"] = "normal"
+    note: str | None = None
+    express: bool = False
+    discount: float = pydantic.Field(default=0.0, ge=0, le=1)
+
+
+PAYLOAD = json.dumps(
+    {
+        "customer_id": "c-42",
+        "items": [
+            {"sku": "apple", "quantity": 3, "price": 0.5},
+            {"sku": "pear", "quantity": 1, "price": 0.75},
+            {"sku": "plum", "quantity": 12, "price": 0.2},
+        ],
+        "priority": "high",
+        "note": "leave at the door",
+        "express": True,
+        "discount": 0.1,
+    }
+)
+
+
+def best_ms(function: Callable[[], object], n: int) -> float:
+    """Best total milliseconds of ``n`` calls over REPEATS runs."""
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        for _ in range(n):
+            function()
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
+def report(name: str, n: int, ours: float, baseline: float | None) -> None:
+    ratio = "" if baseline is None else f"{ours / baseline:.2f}"
+    print(f"{name:<34} {n:>6} {ours:>10.3f} {ratio:>6}")
+
+
+def bench_parse() -> None:
+    adapter = pydantic.TypeAdapter(OrderModel)
+    ours_value = parse_json(OrderParams, PAYLOAD)
+    theirs_value = adapter.validate_json(PAYLOAD)
+    assert ours_value.items[2].quantity == theirs_value.items[2].quantity == 12
+    n = 20_000
+    ours = best_ms(lambda: parse_json(OrderParams, PAYLOAD), n)
+    theirs = best_ms(lambda: adapter.validate_json(PAYLOAD), n)
+    loads = best_ms(lambda: json.loads(PAYLOAD), n)
+    report("parse_json (serde)", n, ours, theirs)
+    report("validate_json (pydantic)", n, theirs, None)
+    report("json.loads alone", n, loads, theirs)
+
+
+def bench_dump() -> None:
+    value = parse_json(OrderParams, PAYLOAD)
+    model = pydantic.TypeAdapter(OrderModel).validate_json(PAYLOAD)
+    adapter = pydantic.TypeAdapter(OrderModel)
+    assert json.loads(json.dumps(dump(value))) == json.loads(adapter.dump_json(model))
+    n = 20_000
+    ours = best_ms(lambda: json.dumps(dump(value)), n)
+    theirs = best_ms(lambda: adapter.dump_json(model), n)
+    just_dump = best_ms(lambda: dump(value), n)
+    report("dump + json.dumps (serde)", n, ours, theirs)
+    report("dump_json (pydantic)", n, theirs, None)
+    report("dump alone (serde)", n, just_dump, theirs)
+
+
+def bench_schema() -> None:
+    count = 1000
+    classes = [
+        make_dataclass(
+            f"Params{i}",
+            [
+                ("name", str),
+                ("count", int, field(default=i, metadata={"ge": 0})),
+                ("tags", list[str], field(default_factory=list)),
+                ("mode", Literal["a", "b"] | None, field(default=None)),
+            ],
+            frozen=True,
+        )
+        for i in range(count)
+    ]
+    models = [
+        pydantic.create_model(
+            f"Model{i}",
+            name=(str, ...),
+            count=(int, pydantic.Field(default=i, ge=0)),
+            tags=(list[str], pydantic.Field(default_factory=list)),
+            mode=(Mode, None),
+        )
+        for i in range(count)
+    ]
+    start = time.perf_counter()
+    for cls in classes:
+        schema(cls)
+    ours = (time.perf_counter() - start) * 1000
+    start = time.perf_counter()
+    for model in models:
+        pydantic.TypeAdapter(model).json_schema()
+    theirs = (time.perf_counter() - start) * 1000
+    report("schema, first call (serde)", count, ours, theirs)
+    report("TypeAdapter.json_schema (pydantic)", count, theirs, None)
+    cached = best_ms(lambda: [schema(cls) for cls in classes], 1)
+    report("schema, cached (serde)", count, cached, theirs)
+
+
+def main() -> None:
+    print(f"{'name':<34} {'n':>6} {'best_ms':>10} {'ratio':>6}")
+    bench_parse()
+    bench_dump()
+    bench_schema()
+
+
+if __name__ == "__main__":
+    main()

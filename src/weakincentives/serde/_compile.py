@@ -1,0 +1,198 @@
+"""Compile type models into parse functions, once per (type, extra mode).
+
+Each dataclass gets a function generated from source, like the ``__init__``
+that ``dataclasses`` writes: the field names, wire names, defaults and the
+simple scalar checks are written straight into the code, and everything else
+is a call to a prebuilt converter. The source is registered with
+:mod:`linecache`, so tracebacks and debuggers can show it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Literal, assert_never, cast, get_origin
+
+from weakincentives.serde._codegen import generate_parser
+from weakincentives.serde._convert import (
+    Converter,
+    array_converter,
+    as_bool,
+    as_decimal,
+    as_float,
+    as_int,
+    as_none,
+    as_path,
+    as_str,
+    as_uuid,
+    choice_converter,
+    choices_text,
+    limited,
+    map_converter,
+    passthrough,
+    temporal_converter,
+    tuple_converter,
+    union_converter,
+)
+from weakincentives.serde._nodes import (
+    NO_LIMITS,
+    AnyNode,
+    ArrayNode,
+    BoolNode,
+    ChoiceNode,
+    DataclassNode,
+    DecimalNode,
+    MapNode,
+    Node,
+    NoneNode,
+    NumberNode,
+    PathNode,
+    StrNode,
+    TemporalNode,
+    TupleNode,
+    UnionNode,
+    UUIDNode,
+)
+from weakincentives.serde._reflect import model_of
+
+__all__ = ["Extra", "compile_node", "converter_for", "expected_text"]
+
+type Extra = Literal["forbid", "ignore"]
+
+_LOCK = threading.RLock()
+_DATACLASS: dict[Extra, dict[object, Converter]] = {"forbid": {}, "ignore": {}}
+_MISSING = object()
+_UNSAFE = re.compile(r"\W")
+
+
+def expected_text(node: Node) -> str:
+    """What a node expects, in the words of the error messages."""
+    match node:
+        case AnyNode():
+            return "any JSON value"
+        case NoneNode():
+            return "null"
+        case BoolNode():
+            return "a boolean"
+        case NumberNode(kind="int"):
+            return "an integer"
+        case NumberNode():
+            return "a finite number"
+        case DecimalNode():
+            return "a decimal number or numeric string"
+        case StrNode():
+            return "a string"
+        case ChoiceNode(choices=choices):
+            return choices_text([wire for wire, _ in choices])
+        case TemporalNode(cls=cls):
+            return f"an ISO 8601 {cls.__name__} string"
+        case UUIDNode():
+            return "a UUID string"
+        case PathNode():
+            return "a path string"
+        case ArrayNode() | TupleNode():
+            return "an array"
+        case MapNode():
+            return "an object"
+        case DataclassNode(key=key):
+            return f"an object ({_class_of(key).__name__})"
+        case UnionNode(members=members):
+            return " or ".join(expected_text(member) for member in members)
+        case _:
+            assert_never(node)
+
+
+def _class_of(key: object) -> type[object]:
+    origin = get_origin(key)
+    return origin if isinstance(origin, type) else cast(type[object], key)
+
+
+class _Compiler:
+    """One compilation run; knows which dataclasses are being compiled right now."""
+
+    def __init__(self, extra: Extra) -> None:
+        self.extra = extra
+        self.cache = _DATACLASS[extra]
+        self.pending: dict[object, list[Converter]] = {}
+
+    def convert(self, node: Node) -> Converter:
+        match node:
+            case AnyNode():
+                return passthrough
+            case NoneNode():
+                return as_none
+            case BoolNode():
+                return as_bool
+            case NumberNode(kind=kind, limits=limits):
+                base = as_int if kind == "int" else as_float
+                return base if limits is NO_LIMITS else limited(base, limits, "", "")
+            case DecimalNode(limits=limits):
+                return as_decimal if limits is NO_LIMITS else limited(as_decimal, limits, "", "")
+            case StrNode(limits=limits):
+                if limits is NO_LIMITS:
+                    return as_str
+                return limited(as_str, limits, "a string", "character")
+            case ChoiceNode():
+                return choice_converter(node)
+            case TemporalNode(cls=cls):
+                return temporal_converter(cls)
+            case UUIDNode():
+                return as_uuid
+            case PathNode(cls=cls):
+                return as_path(cls)
+            case ArrayNode(item=item, container=container, limits=limits):
+                array = array_converter(self.convert(item), container)
+                if limits is NO_LIMITS:
+                    return array
+                return limited(array, limits, "an array", "item")
+            case TupleNode(items=items):
+                return tuple_converter(tuple(self.convert(item) for item in items))
+            case MapNode(value=value, limits=limits):
+                mapping = map_converter(node, self.convert(value))
+                if limits is NO_LIMITS:
+                    return mapping
+                return limited(mapping, limits, "an object", "member")
+            case UnionNode(members=members):
+                converters = tuple(self.convert(member) for member in members)
+                return union_converter(members, converters, expected_text(node))
+            case DataclassNode(key=key):
+                return self.dataclass(key)
+            case _:
+                assert_never(node)
+
+    def dataclass(self, key: object) -> Converter:
+        done = self.cache.get(key)
+        if done is not None:
+            return done
+        cell = self.pending.get(key)
+        if cell is not None:
+            # A recursive reference: call through a cell filled once compiled.
+            return _late(cell)
+        cell = self.pending[key] = []
+        function = generate_parser(model_of(key), self.convert, self.extra == "forbid")
+        cell.append(function)
+        self.cache[key] = function
+        del self.pending[key]
+        return function
+
+
+def _late(cell: list[Converter]) -> Converter:
+    def call(value: object) -> object:
+        return cell[0](value)
+
+    return call
+
+
+def converter_for(key: object, extra: Extra) -> Converter:
+    """The compiled converter of a dataclass key, compiling it on first use."""
+    function = _DATACLASS[extra].get(key)
+    if function is None:
+        with _LOCK:
+            function = _Compiler(extra).dataclass(key)
+    return function
+
+
+def compile_node(node: Node, extra: Extra) -> Converter:
+    """A converter for any node (used for non-dataclass roots)."""
+    with _LOCK:
+        return _Compiler(extra).convert(node)

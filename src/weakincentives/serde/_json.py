@@ -1,0 +1,16 @@
+"""JSON-shaped type aliases shared by the serde package and its callers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["JSONObject", "JSONValue"]
+
+type JSONValue = bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None
+"""Any value the standard ``json`` module reads or writes."""
+
+type JSONObject = dict[str, JSONValue]
+"""A JSON object, such as a JSON Schema document or a dumped dataclass."""
+
+type AnyJSON = Any
+"""Internal: a JSON-shaped value whose exact shape is checked at run time."""

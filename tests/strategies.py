@@ -1,0 +1,233 @@
+"""Hypothesis strategies shared by the whole suite.
+
+- ``json_values()``: any JSON document (no NaN/infinity), kept small.
+- ``values_of(tp)``: values of a type hint, honouring serde field metadata
+  (``ge``/``gt``/``le``/``lt``, ``min_length``/``max_length``, ``pattern``), so
+  generated dataclass instances are valid inputs for ``dump``.
+- ``field_types()`` and ``dataclass_types()``: random type hints and dataclass
+  types built with ``make_dataclass`` from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from enum import Enum, IntEnum, StrEnum
+from pathlib import PurePath, PurePosixPath
+from types import GenericAlias
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from uuid import UUID
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "Color",
+    "Priority",
+    "dataclass_types",
+    "field_types",
+    "json_values",
+    "values_of",
+]
+
+type Strategy = st.SearchStrategy[Any]
+
+
+class Color(StrEnum):
+    """A str-valued enum for generated field types."""
+
+    RED = "red"
+    GREEN = "green"
+
+
+class Priority(IntEnum):
+    """An int-valued enum for generated field types."""
+
+    LOW = 1
+    HIGH = 2
+
+
+def json_values() -> Strategy:
+    """Small JSON documents: scalars, arrays and objects, floats always finite."""
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=8)
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+
+def values_of(hint: object) -> Strategy:
+    """Values of ``hint`` that serde can dump; dataclass metadata is honoured."""
+    return _strategy(hint, {}, {})
+
+
+def _number_bounds(meta: Mapping[str, Any]) -> dict[str, Any]:
+    bounds: dict[str, Any] = {}
+    if "ge" in meta:
+        bounds["min_value"] = meta["ge"]
+    if "gt" in meta:
+        bounds["min_value"] = meta["gt"]
+        bounds["exclude_min"] = True
+    if "le" in meta:
+        bounds["max_value"] = meta["le"]
+    if "lt" in meta:
+        bounds["max_value"] = meta["lt"]
+        bounds["exclude_max"] = True
+    return bounds
+
+
+def _sizes(meta: Mapping[str, Any]) -> tuple[int, int]:
+    low: int = meta.get("min_length", meta.get("min_items", 0))
+    high: int = meta.get("max_length", meta.get("max_items", 3))
+    return low, max(low, high)
+
+
+def _strategy(hint: object, meta: Mapping[str, Any], seen: dict[object, Strategy]) -> Strategy:
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:
+        extras = getattr(hint, "__metadata__", ())
+        extra = {k: v for m in extras if isinstance(m, Mapping) for k, v in m.items()}
+        return _strategy(args[0], {**meta, **extra}, seen)
+    if hint is Any or hint is object:
+        return json_values()
+    if hint is None or hint is type(None):
+        return st.none()
+    if origin is typing.Union or origin is types.UnionType:
+        return st.one_of(*(_strategy(arg, meta, seen) for arg in args))
+    if origin is Literal:
+        return st.sampled_from(args)
+    if origin is not None:
+        return _generic(origin, args, meta, seen)
+    if not isinstance(hint, type):
+        raise TypeError(f"no strategy for {hint!r}")
+    if dataclasses.is_dataclass(hint):
+        return _dataclass(hint, seen)
+    return _scalar(hint, meta)
+
+
+def _scalar(hint: type, meta: Mapping[str, Any]) -> Strategy:
+    if issubclass(hint, Enum):
+        return st.sampled_from(list(hint))
+    if hint is bool:
+        return st.booleans()
+    if hint is int:
+        low: int | None = meta.get("ge", None if "gt" not in meta else meta["gt"] + 1)
+        high: int | None = meta.get("le", None if "lt" not in meta else meta["lt"] - 1)
+        return st.integers(min_value=low, max_value=high)
+    if hint is float:
+        return st.floats(allow_nan=False, allow_infinity=False, **_number_bounds(meta))
+    if hint is str:
+        if "pattern" in meta:
+            return st.from_regex(meta["pattern"])
+        low, high = _sizes(meta)
+        return st.text(min_size=low, max_size=max(high, 8))
+    if hint is Decimal:
+        return st.decimals(allow_nan=False, allow_infinity=False, places=3)
+    if hint is datetime:
+        return st.datetimes(timezones=st.none() | st.just(UTC))
+    if hint is date:
+        return st.dates()
+    if hint is time:
+        return st.times()
+    if hint is UUID:
+        return st.uuids()
+    if issubclass(hint, PurePath):
+        return st.builds(hint, st.text(alphabet="ab/.", max_size=6))
+    raise TypeError(f"no strategy for {hint!r}")
+
+
+def _generic(
+    origin: object, args: tuple[Any, ...], meta: Mapping[str, Any], seen: dict[object, Strategy]
+) -> Strategy:
+    low, high = _sizes(meta)
+    if origin is list:
+        return st.lists(_strategy(args[0], {}, seen), min_size=low, max_size=high)
+    if origin is tuple or origin is Sequence:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return st.tuples(*(_strategy(arg, {}, seen) for arg in args))
+        return st.lists(_strategy(args[0], {}, seen), min_size=low, max_size=high).map(tuple)
+    if origin is set or origin is frozenset:
+        items = st.frozensets(_strategy(args[0], {}, seen), min_size=low, max_size=high)
+        return items if origin is frozenset else items.map(set)
+    if origin is dict or origin is Mapping:
+        values = _strategy(args[1], {}, seen)
+        return st.dictionaries(st.text(max_size=5), values, min_size=low, max_size=high)
+    raise TypeError(f"no strategy for {origin!r}")
+
+
+def _dataclass(cls: type, seen: dict[object, Strategy]) -> Strategy:
+    if cls in seen:
+        return seen[cls]
+    hints = get_type_hints(cls, include_extras=True)
+
+    def build() -> Strategy:
+        fields = {
+            field.name: _strategy(hints[field.name], field.metadata, seen)
+            for field in dataclasses.fields(cls)
+            if field.init
+        }
+        return st.builds(cls, **fields)
+
+    seen[cls] = st.deferred(build)
+    return seen[cls]
+
+
+_LEAVES: tuple[object, ...] = (
+    bool,
+    int,
+    float,
+    str,
+    Decimal,
+    UUID,
+    date,
+    datetime,
+    time,
+    PurePosixPath,
+    Color,
+    Priority,
+    Literal["a", "b"],
+    Any,
+)
+_HASHABLE_LEAVES: tuple[object, ...] = (bool, int, str, date, UUID, Color, Literal["a", "b"])
+
+
+def field_types() -> Strategy:
+    """Type hints serde supports, nested a little, with unambiguous unions only."""
+    leaves = st.sampled_from(_LEAVES)
+
+    def extend(inner: Strategy) -> Strategy:
+        return st.one_of(
+            inner.map(lambda hint: hint | None),
+            inner.map(lambda hint: GenericAlias(list, (hint,))),
+            inner.map(lambda hint: GenericAlias(tuple, (hint, ...))),
+            inner.map(lambda hint: GenericAlias(dict, (str, hint))),
+            st.tuples(inner, inner).map(lambda pair: GenericAlias(tuple, pair)),
+            st.sampled_from(_HASHABLE_LEAVES).map(lambda hint: GenericAlias(frozenset, (hint,))),
+        )
+
+    return st.recursive(leaves, extend, max_leaves=3)
+
+
+_names = itertools.count()
+
+
+@st.composite
+def dataclass_types(draw: st.DrawFn) -> type:
+    """A fresh dataclass type (via make_dataclass) with 0-4 random fields."""
+    hints = draw(st.lists(field_types(), max_size=4))
+    frozen = draw(st.booleans())
+    specs: list[tuple[str, object]] = [(f"f{index}", hint) for index, hint in enumerate(hints)]
+    return dataclasses.make_dataclass(f"Generated{next(_names)}", specs, frozen=frozen)
