@@ -1,1 +1,49 @@
 """Prompt composition: sections, templates, rendering and tools."""
+
+from __future__ import annotations
+
+from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
+from weakincentives.prompt._markdown import MarkdownSection
+from weakincentives.prompt._output import StructuredOutput
+from weakincentives.prompt._prompt import Prompt
+from weakincentives.prompt._rendered import RenderedPrompt
+from weakincentives.prompt._section import EmptyParams, Section
+from weakincentives.prompt._template import PromptTemplate
+from weakincentives.prompt._tool import LegacyToolHandler, Tool, ToolHandler, ToolSpec, tool
+from weakincentives.prompt._tool_context import (
+    ProviderRequest,
+    ResponseAccumulator,
+    ToolContext,
+    ToolInvocationContext,
+    build_tool_context,
+)
+from weakincentives.prompt._tool_result import ToolRenderableResult, ToolResult
+from weakincentives.prompt._visibility import SectionPath, SectionVisibility, VisibilityOverrides
+
+__all__ = [
+    "EmptyParams",
+    "HostedTool",
+    "HostedToolConfig",
+    "HostedToolOutput",
+    "LegacyToolHandler",
+    "MarkdownSection",
+    "Prompt",
+    "PromptTemplate",
+    "ProviderRequest",
+    "RenderedPrompt",
+    "ResponseAccumulator",
+    "Section",
+    "SectionPath",
+    "SectionVisibility",
+    "StructuredOutput",
+    "Tool",
+    "ToolContext",
+    "ToolHandler",
+    "ToolInvocationContext",
+    "ToolRenderableResult",
+    "ToolResult",
+    "ToolSpec",
+    "VisibilityOverrides",
+    "build_tool_context",
+    "tool",
+]

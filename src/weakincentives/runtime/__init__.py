@@ -1,4 +1,4 @@
-"""The runtime: the event bus and the session that records what happened."""
+"""The runtime: tool execution, the event bus, events, and the session that records them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,19 @@ from weakincentives.runtime._bus import (
     PublishResult,
     Subscription,
 )
+from weakincentives.runtime._events import (
+    PromptExecuted,
+    PromptRendered,
+    TokenUsage,
+    ToolInvoked,
+    ToolTelemetry,
+)
+from weakincentives.runtime._execution import (
+    ExecutionScope,
+    ToolCall,
+    ToolExecution,
+    execute_tool_call,
+)
 from weakincentives.runtime._reducers import Reducer, append, replace_latest, upsert_by
 from weakincentives.runtime._session import Session, SessionProtocol
 from weakincentives.runtime._snapshot import SessionSnapshot
@@ -18,8 +31,11 @@ from weakincentives.runtime._storage import SessionStorage, SessionStorageError
 __all__ = [
     "EventBus",
     "EventDeliveryError",
+    "ExecutionScope",
     "HandlerFailure",
     "InProcessEventBus",
+    "PromptExecuted",
+    "PromptRendered",
     "PublishResult",
     "Reducer",
     "Session",
@@ -28,7 +44,13 @@ __all__ = [
     "SessionStorage",
     "SessionStorageError",
     "Subscription",
+    "TokenUsage",
+    "ToolCall",
+    "ToolExecution",
+    "ToolInvoked",
+    "ToolTelemetry",
     "append",
+    "execute_tool_call",
     "replace_latest",
     "upsert_by",
 ]

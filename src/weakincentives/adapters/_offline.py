@@ -1,0 +1,280 @@
+"""A deterministic adapter with no network: scripted turns, a responder, or call-every-tool.
+
+It is product code, not a test double: examples and the demo run on it, and it goes
+through exactly the same loop, events and failure semantics as the OpenAI adapter.
+Its raw items use the Responses API's shapes, so hosted-tool fixtures parse with the
+OpenAI codecs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._loop import LoopSettings, run_evaluation
+from weakincentives.adapters._response import PromptResponse
+from weakincentives.adapters._schema_values import sample_value
+from weakincentives.adapters._turns import (
+    AssistantMessage,
+    ModelTurn,
+    ToolOutputMessage,
+    TurnRequest,
+)
+from weakincentives.adapters.openai._codecs import default_openai_codecs
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
+from weakincentives.runtime import EventBus, SessionProtocol, TokenUsage, ToolCall
+from weakincentives.serde import JSONValue, dump
+
+__all__ = ["OfflineAdapter", "Responder", "ScriptedCall", "ScriptedTurn"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedCall:
+    """A tool call the scripted model makes."""
+
+    name: str
+    arguments: Mapping[str, JSONValue] | str = field(default_factory=dict)
+    """A mapping, or raw JSON text (which may be deliberately malformed)."""
+    call_id: str | None = None
+    """Defaults to ``call_<round>_<index>``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedTurn:
+    """One scripted model reply."""
+
+    text: str = ""
+    tool_calls: tuple[ScriptedCall, ...] = ()
+    output: object = None
+    """A structured answer (dataclass, list of dataclasses or mapping), sent as JSON text."""
+    raw_items: tuple[Mapping[str, JSONValue], ...] = ()
+    """Extra Responses-API items, e.g. hosted-tool fixtures (``web_search_call``, messages
+    with ``url_citation`` annotations)."""
+    usage: TokenUsage | None = None
+    """Reported usage; estimated from text length (4 characters per token) when None."""
+
+
+type Responder = Callable[[TurnRequest], ScriptedTurn]
+"""A function that plays the model: it sees the request (history included) and replies."""
+
+
+class OfflineAdapter:
+    """Evaluate prompts without a model.
+
+    Give it a ``script`` (turns played in order across evaluations), a ``responder``
+    function, or ``call_every_tool=True`` to call each available tool once with
+    schema-valid arguments and then answer (with a schema-valid structured output when
+    the prompt declares one). ``requests`` records every request, so tests can check
+    what the model was shown.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[ScriptedTurn] = (),
+        *,
+        responder: Responder | None = None,
+        call_every_tool: bool = False,
+        seed: int = 0,
+        name: str = "offline",
+        max_rounds: int = 16,
+        hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        id_factory: Callable[[], str] | None = None,
+    ) -> None:
+        modes = sum((bool(script), responder is not None, call_every_tool))
+        if modes != 1:
+            raise ValueError(
+                "OfflineAdapter needs exactly one of: script=..., responder=..., "
+                "call_every_tool=True"
+            )
+        self._script = list(script)
+        self._position = 0
+        self._responder = responder
+        self._call_every_tool = call_every_tool
+        self._seed = seed
+        self._name = name
+        self._codecs = dict(
+            default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
+        )
+        defaults = LoopSettings()
+        self._settings = LoopSettings(
+            max_rounds=max_rounds,
+            clock=clock or defaults.clock,
+            new_id=id_factory or defaults.new_id,
+        )
+        self._requests: list[TurnRequest] = []
+
+    @property
+    def name(self) -> str:
+        """Adapter name used in events."""
+        return self._name
+
+    @property
+    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
+        """Codecs for hosted-tool fixtures (the OpenAI ones by default)."""
+        return self._codecs
+
+    @property
+    def requests(self) -> tuple[TurnRequest, ...]:
+        """Every request sent so far, oldest first."""
+        return tuple(self._requests)
+
+    @property
+    def remaining_turns(self) -> int:
+        """Scripted turns not yet played."""
+        return len(self._script) - self._position
+
+    def evaluate[OutputT](
+        self,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        *params: object,
+        bus: EventBus | None = None,
+        session: SessionProtocol | None = None,
+        visibility_overrides: VisibilityOverrides | None = None,
+        deadline: datetime | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Run the shared tool loop with scripted (or generated) model turns."""
+        return run_evaluation(
+            self,
+            prompt,
+            params,
+            adapter=self,
+            bus=bus,
+            session=session,
+            visibility_overrides=visibility_overrides,
+            deadline=deadline,
+            settings=self._settings,
+        )
+
+    def send(self, request: TurnRequest) -> ModelTurn:
+        """Produce the next turn from the script, the responder or the tool schemas."""
+        self._requests.append(request)
+        scripted = self._next(request)
+        return _to_model_turn(scripted, request)
+
+    def _next(self, request: TurnRequest) -> ScriptedTurn:
+        if self._responder is not None:
+            return self._responder(request)
+        if self._call_every_tool:
+            return self._exercise(request)
+        if self._position >= len(self._script):
+            raise PromptEvaluationError(
+                f"offline script exhausted after {len(self._script)} turns",
+                prompt_name=request.prompt_name,
+                phase="response",
+            )
+        turn = self._script[self._position]
+        self._position += 1
+        return turn
+
+    def _exercise(self, request: TurnRequest) -> ScriptedTurn:
+        if request.round == 1 and request.rendered.tools:
+            return ScriptedTurn(
+                tool_calls=tuple(
+                    ScriptedCall(
+                        name=tool.name,
+                        arguments=_object(
+                            sample_value(tool.spec.parameters_schema, seed=self._seed)
+                        ),
+                    )
+                    for tool in request.rendered.tools
+                )
+            )
+        if request.output_schema is not None:
+            answer = sample_value(request.output_schema.schema, seed=self._seed)
+            return ScriptedTurn(text=json.dumps(answer))
+        outputs = [item for item in request.history if isinstance(item, ToolOutputMessage)]
+        return ScriptedTurn(text=f"Called {len(outputs)} tools.")
+
+
+def _object(value: JSONValue) -> Mapping[str, JSONValue]:
+    return value if isinstance(value, dict) else {}
+
+
+def _to_model_turn(scripted: ScriptedTurn, request: TurnRequest) -> ModelTurn:
+    text = scripted.text
+    if scripted.output is not None:
+        text = _output_text(scripted.output, request)
+    items: list[Mapping[str, JSONValue]] = list(scripted.raw_items)
+    if not text:
+        text = _message_text(items)
+    else:
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
+    calls: list[ToolCall] = []
+    for index, call in enumerate(scripted.tool_calls):
+        call_id = call.call_id or f"call_{request.round}_{index}"
+        arguments = (
+            call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+        )
+        calls.append(
+            ToolCall(
+                call_id=call_id,
+                name=call.name,
+                arguments=arguments,
+                parent_message_id=f"offline_{request.round}",
+            )
+        )
+        items.append(
+            {"type": "function_call", "call_id": call_id, "name": call.name, "arguments": arguments}
+        )
+    usage = scripted.usage or TokenUsage(
+        input_tokens=_estimate(request.rendered.text)
+        + sum(_estimate(_history_text(item)) for item in request.history[1:]),
+        output_tokens=_estimate(text)
+        + sum(_estimate(call.arguments) for call in calls if isinstance(call.arguments, str)),
+    )
+    return ModelTurn(
+        text=text,
+        tool_calls=tuple(calls),
+        raw_items=tuple(items),
+        usage=usage,
+        response_id=f"offline_{request.round}",
+    )
+
+
+def _output_text(output: object, request: TurnRequest) -> str:
+    data = output if isinstance(output, Mapping) else dump(output)
+    schema = request.output_schema
+    if schema is not None and schema.wrapped and isinstance(data, list):
+        data = {"items": data}
+    return json.dumps(data)
+
+
+def _message_text(items: list[Mapping[str, JSONValue]]) -> str:
+    texts: list[str] = []
+    for item in items:
+        content = item.get("content")
+        if item.get("type") == "message" and isinstance(content, list):
+            texts.extend(
+                str(part.get("text", ""))
+                for part in content
+                if isinstance(part, Mapping) and part.get("type") == "output_text"
+            )
+    return "".join(texts)
+
+
+def _history_text(item: object) -> str:
+    if isinstance(item, ToolOutputMessage):
+        return item.content
+    if isinstance(item, AssistantMessage):
+        arguments = [call.arguments for call in item.turn.tool_calls]
+        return item.turn.text + "".join(
+            a if isinstance(a, str) else json.dumps(a) for a in arguments
+        )
+    return ""
+
+
+def _estimate(text: str) -> int:
+    return math.ceil(len(text) / 4)

@@ -1,0 +1,99 @@
+"""Structured output: the JSON schema sent to providers and parsing the answer back."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from weakincentives.errors import ParseError, PromptEvaluationError
+from weakincentives.prompt import StructuredOutput
+from weakincentives.serde import JSONObject, is_strict_compatible, parse, schema
+
+__all__ = ["OutputSchema", "output_schema", "parse_structured_output"]
+
+_ARRAY_KEY = "items"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputSchema:
+    """The schema a provider should constrain the final answer to."""
+
+    name: str
+    """A schema name providers accept: ``^[a-zA-Z0-9_-]{1,64}$``."""
+    schema: JSONObject
+    strict: bool
+    wrapped: bool
+    """True when a list answer is wrapped as ``{"items": [...]}``, since providers
+    require an object at the top level."""
+
+
+def output_schema(structured: StructuredOutput) -> OutputSchema:
+    """Build the provider-facing schema for a prompt's declared output."""
+    item = structured.dataclass_type
+    item_schema = schema(item)
+    strict = is_strict_compatible(item)
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", item.__name__)[:64]
+    if structured.container == "object":
+        return OutputSchema(name=name, schema=item_schema, strict=strict, wrapped=False)
+    wrapper: JSONObject = {
+        "type": "object",
+        "properties": {_ARRAY_KEY: {"type": "array", "items": item_schema}},
+        "required": [_ARRAY_KEY],
+        "additionalProperties": False,
+    }
+    return OutputSchema(name=f"{name}_list"[:64], schema=wrapper, strict=strict, wrapped=True)
+
+
+def parse_structured_output(structured: StructuredOutput, text: str, *, prompt_name: str) -> object:
+    """Parse the model's final text into the declared output; phase ``parse`` on failure."""
+    try:
+        data = json.loads(_strip_fence(text))
+    except ValueError as exc:
+        raise PromptEvaluationError(
+            f"final answer is not valid JSON for {structured.dataclass_type.__name__}: {exc}",
+            prompt_name=prompt_name,
+            phase="parse",
+            provider_payload={"text": text},
+        ) from exc
+    try:
+        if structured.container == "object":
+            return parse(structured.dataclass_type, data, extra="ignore")
+        return _parse_items(structured.dataclass_type, data)
+    except ParseError as exc:
+        raise PromptEvaluationError(
+            f"final answer does not fit {structured.dataclass_type.__name__}: {exc.message}",
+            prompt_name=prompt_name,
+            phase="parse",
+            provider_payload={"text": text},
+        ) from exc
+
+
+def _parse_items(item_type: type[Any], data: object) -> list[object]:
+    prefix = "$"
+    items = data
+    if isinstance(data, dict):
+        items = data.get(_ARRAY_KEY)
+        prefix = f"$.{_ARRAY_KEY}"
+    if not isinstance(items, list):
+        raise ParseError(path=prefix, expected="a JSON array", got=type(items).__name__)
+    parsed: list[object] = []
+    for index, item in enumerate(items):
+        try:
+            parsed.append(parse(item_type, item, extra="ignore"))
+        except ParseError as exc:
+            raise ParseError(
+                path=f"{prefix}[{index}]{exc.path[1:]}",
+                expected=exc.expected,
+                got=exc.got,
+                dataclass_type=item_type,
+            ) from exc
+    return parsed
+
+
+def _strip_fence(text: str) -> str:
+    """Accept an answer wrapped in a markdown code fence, as some models send it."""
+    stripped = text.strip()
+    match = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, flags=re.DOTALL)
+    return match.group(1) if match else stripped

@@ -1,0 +1,112 @@
+"""The provider-agnostic turn model: what the loop asks a model and what comes back.
+
+Each adapter implements :class:`ModelClient` by translating a :class:`TurnRequest` into
+its wire format and the reply into a :class:`ModelTurn`. Everything else (executing
+tools, feeding results back, halting, parsing output, events) lives once, in the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._structured import OutputSchema
+from weakincentives.prompt import RenderedPrompt
+from weakincentives.runtime import TokenUsage, ToolCall
+from weakincentives.serde import JSONValue
+
+__all__ = [
+    "AssistantMessage",
+    "ConversationItem",
+    "ModelClient",
+    "ModelTurn",
+    "PromptMessage",
+    "ToolOutputMessage",
+    "TurnRequest",
+]
+
+type RawItem = Mapping[str, JSONValue]
+"""One provider-native output item, as decoded JSON."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelTurn:
+    """One model reply: text, tool calls, and the provider's raw items."""
+
+    text: str = ""
+    """Assistant text of this turn, in order."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Function calls the model asked for, in order."""
+    raw_items: tuple[RawItem, ...] = ()
+    """Provider-native output items, replayed on the next round and read by hosted-tool codecs."""
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    response_id: str | None = None
+    refusal: str | None = None
+    """The model's refusal text, when it declined to answer."""
+    request: Mapping[str, JSONValue] | None = None
+    """The provider-bound request body that produced this turn, shown to handlers."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptMessage:
+    """The rendered prompt that opens the conversation."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantMessage:
+    """A model turn, kept in the history so providers can replay it."""
+
+    turn: ModelTurn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutputMessage:
+    """A tool result sent back to the model for one call."""
+
+    call_id: str
+    name: str
+    content: str
+    """What the model reads: ``ToolResult.model_content()``."""
+    success: bool
+
+
+type ConversationItem = PromptMessage | AssistantMessage | ToolOutputMessage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRequest:
+    """Everything a provider needs to produce the next turn."""
+
+    prompt_name: str
+    rendered: RenderedPrompt[Any]
+    history: tuple[ConversationItem, ...]
+    """The conversation so far, oldest first, starting with the prompt."""
+    hosted_tools: tuple[Mapping[str, JSONValue], ...]
+    """Hosted tools already serialized by the adapter's codecs."""
+    output_schema: OutputSchema | None
+    round: int
+    """1 for the first request of an evaluation."""
+    deadline: datetime | None = None
+
+
+class ModelClient(Protocol):
+    """The per-provider seam the shared loop drives."""
+
+    @property
+    def name(self) -> str:
+        """Adapter name used in events and errors, e.g. ``openai``."""
+        ...
+
+    @property
+    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
+        """Codecs by hosted-tool kind; a kind missing here fails before any request."""
+        ...
+
+    def send(self, request: TurnRequest) -> ModelTurn:
+        """Send one request; raise ``PromptEvaluationError`` (request/response) on failure."""
+        ...

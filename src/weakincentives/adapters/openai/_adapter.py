@@ -1,0 +1,177 @@
+"""The OpenAI Responses API adapter, on the official ``openai`` SDK.
+
+The SDK is imported when an adapter is created, not when this module is, so the
+package (and the offline adapter, which reuses the OpenAI codecs) works without the
+``openai`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._loop import LoopSettings, run_evaluation
+from weakincentives.adapters._response import PromptResponse
+from weakincentives.adapters._turns import ModelTurn, TurnRequest
+from weakincentives.adapters.openai._codecs import default_openai_codecs
+from weakincentives.adapters.openai._errors import call_with_error_mapping
+from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
+from weakincentives.errors import ConfigValidationError
+from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
+from weakincentives.runtime import EventBus, SessionProtocol
+from weakincentives.serde import JSONValue
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["OpenAIAdapter"]
+
+
+def _require_openai() -> ModuleType:
+    try:
+        return importlib.import_module("openai")
+    except ImportError as exc:
+        raise ImportError(
+            "OpenAIAdapter needs the official openai SDK: pip install 'weakincentives[openai]'"
+        ) from exc
+
+
+class OpenAIAdapter:
+    """Evaluate prompts with OpenAI's Responses API (``client.responses.create``).
+
+    Any Responses-compatible server works through ``base_url``. Pass a ready
+    ``client`` to control everything yourself; otherwise one is built from
+    ``api_key`` (default: ``OPENAI_API_KEY``), ``base_url``, ``timeout`` and
+    ``max_retries``. ``request_options`` are added to every request (for example
+    ``{"temperature": 0}``).
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        client: openai.OpenAI | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        request_options: Mapping[str, JSONValue] | None = None,
+        hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] | None = None,
+        max_rounds: int = 16,
+        clock: Callable[[], datetime] | None = None,
+        id_factory: Callable[[], str] | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigValidationError(
+                f"OpenAIAdapter model must be a non-empty string, got {model!r}",
+                config_type=OpenAIAdapter,
+                field_name="model",
+                value=model,
+            )
+        self._sdk = _require_openai()
+        self._model = model
+        self._client = (
+            client
+            if client is not None
+            else self._build_client(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            )
+        )
+        self._options = dict(request_options or {})
+        self._codecs = dict(
+            default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
+        )
+        defaults = LoopSettings()
+        self._settings = LoopSettings(
+            max_rounds=max_rounds,
+            clock=clock or defaults.clock,
+            new_id=id_factory or defaults.new_id,
+        )
+
+    @property
+    def name(self) -> str:
+        """Adapter name used in events and errors."""
+        return "openai"
+
+    @property
+    def model(self) -> str:
+        """The model every request asks for."""
+        return self._model
+
+    @property
+    def client(self) -> openai.OpenAI:
+        """The SDK client (for retries, tracing or nested use by tools)."""
+        return self._client
+
+    @property
+    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
+        """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
+        return self._codecs
+
+    def evaluate[OutputT](
+        self,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        *params: object,
+        bus: EventBus | None = None,
+        session: SessionProtocol | None = None,
+        visibility_overrides: VisibilityOverrides | None = None,
+        deadline: datetime | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Run the shared tool loop against the Responses API."""
+        return run_evaluation(
+            self,
+            prompt,
+            params,
+            adapter=self,
+            bus=bus,
+            session=session,
+            visibility_overrides=visibility_overrides,
+            deadline=deadline,
+            settings=self._settings,
+        )
+
+    def send(self, request: TurnRequest) -> ModelTurn:
+        """Translate one turn to a Responses API call and its reply back."""
+        body = build_request_body(request, model=self._model, options=self._options)
+        timeout = None
+        if request.deadline is not None:
+            timeout = max((request.deadline - self._settings.clock()).total_seconds(), 0.001)
+        # The body is assembled dynamically, so it cannot match the SDK's overloads statically.
+        create = cast("Callable[..., object]", self._client.responses.create)
+        payload = call_with_error_mapping(
+            self._sdk,
+            lambda: create(**body, **({} if timeout is None else {"timeout": timeout})),
+            prompt_name=request.prompt_name,
+        )
+        return parse_response_body(payload, request=body, prompt_name=request.prompt_name)
+
+    def _build_client(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        timeout: float | None,
+        max_retries: int | None,
+    ) -> openai.OpenAI:
+        settings: dict[str, object] = {}
+        for key, value in (
+            ("api_key", api_key),
+            ("base_url", base_url),
+            ("timeout", timeout),
+            ("max_retries", max_retries),
+        ):
+            if value is not None:
+                settings[key] = value
+        try:
+            client: openai.OpenAI = self._sdk.OpenAI(**settings)
+        except self._sdk.OpenAIError as exc:
+            raise ConfigValidationError(
+                f"could not create the OpenAI client: {exc}; pass api_key= or set OPENAI_API_KEY",
+                config_type=OpenAIAdapter,
+                field_name="api_key",
+            ) from exc
+        return client

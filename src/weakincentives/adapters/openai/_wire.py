@@ -1,0 +1,202 @@
+"""Translate turns to Responses API request bodies and response bodies back to turns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from weakincentives.adapters._turns import (
+    AssistantMessage,
+    ConversationItem,
+    ModelTurn,
+    PromptMessage,
+    ToolOutputMessage,
+    TurnRequest,
+)
+from weakincentives.adapters.openai._codecs import openai_includes
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.prompt import Tool
+from weakincentives.runtime import TokenUsage, ToolCall
+from weakincentives.serde import JSONValue
+
+__all__ = ["build_request_body", "function_tool", "parse_response_body"]
+
+type Body = dict[str, JSONValue]
+
+
+def function_tool(tool: Tool[Any, Any]) -> Body:
+    """The Responses API definition of a function tool, from its cached spec."""
+    spec = tool.spec
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": spec.parameters_schema,
+        "strict": spec.strict,
+    }
+
+
+def build_request_body(
+    request: TurnRequest, *, model: str, options: Mapping[str, JSONValue]
+) -> Body:
+    """The keyword arguments of ``client.responses.create`` for one turn."""
+    body: Body = dict(options)
+    body["model"] = model
+    body["input"] = [item for entry in request.history for item in _input_items(entry)]
+    tools: list[JSONValue] = [function_tool(tool) for tool in request.rendered.tools]
+    tools.extend(dict(spec) for spec in request.hosted_tools)
+    if tools:
+        body["tools"] = tools
+    includes = openai_includes(request.rendered.hosted_tools)
+    if includes:
+        body["include"] = list(includes)
+    schema = request.output_schema
+    if schema is not None:
+        body["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": schema.name,
+                "schema": schema.schema,
+                "strict": schema.strict,
+            }
+        }
+    return body
+
+
+def _input_items(entry: ConversationItem) -> Sequence[JSONValue]:
+    if isinstance(entry, PromptMessage):
+        return [{"role": "user", "content": entry.text}]
+    if isinstance(entry, AssistantMessage):
+        return [_replayable(item) for item in entry.turn.raw_items]
+    if isinstance(entry, ToolOutputMessage):
+        return [{"type": "function_call_output", "call_id": entry.call_id, "output": entry.content}]
+    raise AssertionError(f"unknown conversation item {entry!r}")
+
+
+def _replayable(item: Mapping[str, JSONValue]) -> JSONValue:
+    """An output item as an input item: the same shape, without null fields."""
+    return {key: value for key, value in item.items() if value is not None}
+
+
+def parse_response_body(
+    payload: Mapping[str, JSONValue], *, request: Body, prompt_name: str
+) -> ModelTurn:
+    """Read text, function calls, refusal and usage from a Responses API body."""
+    problem = _status_problem(payload)
+    if problem is not None:
+        raise PromptEvaluationError(
+            problem, prompt_name=prompt_name, phase="response", provider_payload=payload
+        )
+    output = payload.get("output")
+    if not isinstance(output, list):
+        raise _malformed("'output' is not a list", payload, prompt_name)
+    response_id = payload.get("id")
+    texts: list[str] = []
+    refusals: list[str] = []
+    calls: list[ToolCall] = []
+    items: list[Mapping[str, JSONValue]] = []
+    for item in output:
+        if not isinstance(item, dict):
+            raise _malformed("an output item is not an object", payload, prompt_name)
+        items.append(item)
+        kind = item.get("type")
+        if kind == "message":
+            _read_message(item, texts, refusals, payload, prompt_name)
+        elif kind == "function_call":
+            calls.append(_read_call(item, response_id, payload, prompt_name))
+    return ModelTurn(
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        raw_items=tuple(items),
+        usage=_usage(payload.get("usage")),
+        response_id=response_id if isinstance(response_id, str) else None,
+        refusal="".join(refusals) or None,
+        request=request,
+    )
+
+
+def _status_problem(payload: Mapping[str, JSONValue]) -> str | None:
+    status = payload.get("status")
+    error = payload.get("error")
+    if status == "failed" or isinstance(error, dict):
+        detail = error.get("message") if isinstance(error, dict) else None
+        return f"the provider reported a failed response: {detail or 'no details'}"
+    if status == "incomplete":
+        details = payload.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        return f"the response is incomplete ({reason or 'no reason given'})"
+    return None
+
+
+def _read_message(
+    item: Mapping[str, JSONValue],
+    texts: list[str],
+    refusals: list[str],
+    payload: Mapping[str, JSONValue],
+    prompt_name: str,
+) -> None:
+    content = item.get("content")
+    if not isinstance(content, list):
+        raise _malformed("a message item has no content list", payload, prompt_name)
+    for part in content:
+        if not isinstance(part, dict):
+            raise _malformed("a message content part is not an object", payload, prompt_name)
+        kind = part.get("type")
+        if kind == "output_text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise _malformed("an output_text part has no text", payload, prompt_name)
+            texts.append(text)
+        elif kind == "refusal":
+            refusal = part.get("refusal")
+            refusals.append(refusal if isinstance(refusal, str) else "")
+
+
+def _read_call(
+    item: Mapping[str, JSONValue],
+    response_id: JSONValue,
+    payload: Mapping[str, JSONValue],
+    prompt_name: str,
+) -> ToolCall:
+    call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
+    if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str)):
+        raise _malformed(
+            "a function_call item needs string call_id, name and arguments", payload, prompt_name
+        )
+    return ToolCall(
+        call_id=call_id,
+        name=name,
+        arguments=arguments,
+        parent_message_id=response_id if isinstance(response_id, str) else None,
+    )
+
+
+def _usage(usage: JSONValue) -> TokenUsage:
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    return TokenUsage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        cached_input_tokens=_int(_nested(usage, "input_tokens_details", "cached_tokens")),
+        reasoning_tokens=_int(_nested(usage, "output_tokens_details", "reasoning_tokens")),
+    )
+
+
+def _nested(data: Mapping[str, JSONValue], outer: str, inner: str) -> JSONValue:
+    value = data.get(outer)
+    return value.get(inner) if isinstance(value, dict) else None
+
+
+def _int(value: JSONValue) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _malformed(
+    reason: str, payload: Mapping[str, JSONValue], prompt_name: str
+) -> PromptEvaluationError:
+    return PromptEvaluationError(
+        f"cannot interpret the provider's reply: {reason}",
+        prompt_name=prompt_name,
+        phase="response",
+        provider_payload=payload,
+    )

@@ -1,0 +1,138 @@
+"""Prompts: a template together with the params bound to it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, overload
+
+from weakincentives.errors import PromptValidationError
+from weakincentives.prompt._output import StructuredOutput
+from weakincentives.prompt._rendered import RenderedPrompt
+from weakincentives.prompt._section import Section
+from weakincentives.prompt._template import OutputT, PromptTemplate, output_contract
+from weakincentives.prompt._visibility import VisibilityOverrides
+
+__all__ = ["Prompt"]
+
+
+class Prompt(Generic[OutputT]):
+    """A template plus bound params: what adapters evaluate.
+
+    Build it from a template (``Prompt(template).bind(TaskParams(...))``) or inline
+    (``Prompt(ns=..., key=..., sections=[...])``). ``Prompt[Answer](...)`` declares a
+    structured output type; otherwise the template's declaration applies. Prompts are
+    immutable: ``bind`` returns a new prompt.
+    """
+
+    @overload
+    def __init__(self, template: PromptTemplate[OutputT], /) -> None: ...
+    @overload
+    def __init__(
+        self,
+        *,
+        ns: str,
+        key: str,
+        sections: Sequence[Section[Any]],
+        name: str | None = None,
+    ) -> None: ...
+    def __init__(
+        self,
+        template: PromptTemplate[OutputT] | None = None,
+        *,
+        ns: str | None = None,
+        key: str | None = None,
+        sections: Sequence[Section[Any]] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if template is None:
+            if ns is None or key is None or sections is None:
+                raise PromptValidationError(
+                    "Prompt needs a PromptTemplate, or ns=, key= and sections= to build one"
+                )
+            template = PromptTemplate(ns=ns, key=key, sections=sections, name=name)
+        elif not isinstance(template, PromptTemplate):
+            raise PromptValidationError(
+                f"Prompt(template) needs a PromptTemplate, got {type(template).__name__}"
+            )
+        elif any(value is not None for value in (ns, key, sections, name)):
+            raise PromptValidationError(
+                "pass either a PromptTemplate or ns=/key=/sections=/name=, not both"
+            )
+        self._template: PromptTemplate[OutputT] = template
+        self._params: tuple[object, ...] = ()
+        self._output: tuple[object, StructuredOutput | None] | None = None
+
+    @property
+    def template(self) -> PromptTemplate[OutputT]:
+        """The validated blueprint this prompt renders."""
+        return self._template
+
+    @property
+    def params(self) -> tuple[object, ...]:
+        """The params bound so far, at most one per dataclass type."""
+        return self._params
+
+    @property
+    def ns(self) -> str:
+        """The template's namespace."""
+        return self._template.ns
+
+    @property
+    def key(self) -> str:
+        """The template's key."""
+        return self._template.key
+
+    @property
+    def name(self) -> str:
+        """The template's name."""
+        return self._template.name
+
+    @property
+    def sections(self) -> tuple[Section[Any], ...]:
+        """The template's top-level sections."""
+        return self._template.sections
+
+    @property
+    def output_type(self) -> object:
+        """The declared output type, from ``Prompt[Answer]`` or the template."""
+        return self._output_contract()[0]
+
+    @property
+    def structured_output(self) -> StructuredOutput | None:
+        """How to request and parse the structured answer; None for text-only prompts."""
+        return self._output_contract()[1]
+
+    def bind(self, *params: object) -> Prompt[OutputT]:
+        """Return a prompt with ``params`` bound; a new instance replaces one of its type."""
+        bound = Prompt(self._template)
+        bound._params = _merge(self._params, params)
+        bound._output = self._output_contract()
+        return bound
+
+    def render(
+        self, *params: object, visibility_overrides: VisibilityOverrides | None = None
+    ) -> RenderedPrompt[OutputT]:
+        """Render with the bound params, overridden by any ``params`` given here."""
+        return self._template.render_with_output(
+            _merge(self._params, params),
+            visibility_overrides=visibility_overrides,
+            output=self._output_contract(),
+        )
+
+    def _output_contract(self) -> tuple[object, StructuredOutput | None]:
+        contract = self._output
+        if contract is None:
+            contract = output_contract(
+                self, f"{self.ns}/{self.key}", fallback=self._template.output_type
+            )
+            self._output = contract
+        return contract
+
+    def __repr__(self) -> str:
+        return f"Prompt(ns={self.ns!r}, key={self.key!r}, params={len(self._params)})"
+
+
+def _merge(bound: tuple[object, ...], given: tuple[object, ...]) -> tuple[object, ...]:
+    """Given params replace bound ones of the same type; duplicates in ``given`` stay visible."""
+    replaced = {type(value) for value in given}
+    return (*(value for value in bound if type(value) not in replaced), *given)

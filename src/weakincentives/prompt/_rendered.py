@@ -1,0 +1,63 @@
+"""The result of rendering: what the model reads and which tools it may call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from weakincentives.prompt._output import StructuredOutput
+from weakincentives.prompt._visibility import SectionPath, SectionVisibility
+
+if TYPE_CHECKING:
+    from weakincentives.prompt._hosted import HostedTool
+    from weakincentives.prompt._tool import Tool
+
+__all__ = ["RenderedPrompt"]
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderedPrompt[OutputT]:
+    """A rendered prompt: markdown text plus the tools and output contract that go with it."""
+
+    ns: str
+    """Namespace of the prompt that produced this render."""
+    key: str
+    """Key of the prompt that produced this render."""
+    name: str
+    """Human-facing prompt name, used in events and errors."""
+    text: str
+    """The markdown the model reads."""
+    tools: tuple[Tool[Any, Any], ...] = ()
+    """Function tools from enabled sections that render FULL, depth-first in declaration order."""
+    hosted_tools: tuple[HostedTool[Any], ...] = ()
+    """Provider-executed tools, collected the same way."""
+    tool_param_descriptions: Mapping[str, Mapping[str, str]] = field(default=_EMPTY)
+    """Per tool name, the description of each params field that has one."""
+    output_type: object = None
+    """The declared output type: a dataclass, ``list[...]`` of one, or None for text."""
+    structured_output: StructuredOutput | None = None
+    """How to request and parse structured output; None for text-only prompts."""
+    visibility: Mapping[SectionPath, SectionVisibility] = field(default=_EMPTY)
+    """Effective visibility of every section that rendered, by path."""
+    visibility_overrides: Mapping[SectionPath, SectionVisibility] = field(default=_EMPTY)
+    """The overrides this render applied."""
+
+    @property
+    def summarized_paths(self) -> tuple[SectionPath, ...]:
+        """Paths of rendered sections shown as summaries, in render order."""
+        return tuple(
+            path
+            for path, visibility in self.visibility.items()
+            if visibility is SectionVisibility.SUMMARY
+        )
+
+    def tool(self, name: str) -> Tool[Any, Any] | None:
+        """The function tool called ``name`` in this render, if any."""
+        for candidate in self.tools:
+            if candidate.name == name:
+                return candidate
+        return None

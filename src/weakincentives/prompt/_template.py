@@ -1,0 +1,384 @@
+"""Prompt templates: a validated, compiled section tree that renders many times."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
+
+from weakincentives.errors import PromptRenderError, PromptValidationError
+from weakincentives.prompt._compile import Node, compile_tree
+from weakincentives.prompt._output import StructuredOutput, structured_output_of
+from weakincentives.prompt._rendered import RenderedPrompt
+from weakincentives.prompt._section import Section
+from weakincentives.prompt._visibility import SectionPath, SectionVisibility, VisibilityOverrides
+
+if TYPE_CHECKING:
+    from weakincentives.prompt._hosted import HostedTool
+    from weakincentives.prompt._tool import Tool
+
+__all__ = ["PromptTemplate"]
+
+# Defaults to None (a text-only prompt) so `PromptTemplate(...)` type-checks without a
+# subscript; PEP 695 syntax only gains defaults in Python 3.13.
+OutputT = TypeVar("OutputT", default=None)
+
+_NO_OVERRIDES: Mapping[SectionPath, SectionVisibility] = MappingProxyType({})
+
+
+class PromptTemplate(Generic[OutputT]):
+    """An immutable, validated prompt blueprint: ``ns``, ``key``, ``name`` and a section tree.
+
+    Construction checks everything that does not depend on params (keys, placeholders,
+    summaries, tool names) and reports every problem at once. ``render`` then only
+    looks things up and substitutes, so one template can render from many threads.
+    ``PromptTemplate[Answer](...)`` declares a structured output type.
+    """
+
+    def __init__(
+        self,
+        *,
+        ns: str,
+        key: str,
+        sections: Sequence[Section[Any]],
+        name: str | None = None,
+    ) -> None:
+        problems = _check_identity(ns, key, name)
+        resolved_name = key if name is None else name
+        plan = compile_tree(tuple(sections), problems)
+        if problems:
+            raise PromptValidationError.combine(problems, subject=f"prompt {ns}/{key}")
+        self._ns = ns
+        self._key = key
+        self._name = resolved_name
+        self._sections: tuple[Section[Any], ...] = tuple(sections)
+        self._nodes = plan.nodes
+        self._by_path = {node.path: node for node in plan.nodes}
+        self._params_types = plan.params_types
+        self._tools = plan.tools
+        self._descriptions = plan.tool_param_descriptions
+        self._output: tuple[object, StructuredOutput | None] | None = None
+
+    @property
+    def ns(self) -> str:
+        """Namespace grouping related prompts, e.g. ``agents/assistant``."""
+        return self._ns
+
+    @property
+    def key(self) -> str:
+        """Identifier of the prompt within its namespace."""
+        return self._key
+
+    @property
+    def name(self) -> str:
+        """Human-facing name used in events and errors (defaults to ``key``)."""
+        return self._name
+
+    @property
+    def sections(self) -> tuple[Section[Any], ...]:
+        """The top-level sections in declaration order."""
+        return self._sections
+
+    @property
+    def params_types(self) -> tuple[type[Any], ...]:
+        """Every params dataclass the tree renders from, in first-use order."""
+        return self._params_types
+
+    @property
+    def output_type(self) -> object:
+        """The declared output type (``PromptTemplate[Answer]``), or None for text."""
+        return self._output_contract()[0]
+
+    @property
+    def structured_output(self) -> StructuredOutput | None:
+        """How to request and parse the structured answer; None for text-only prompts."""
+        return self._output_contract()[1]
+
+    def section_paths(self) -> tuple[SectionPath, ...]:
+        """Every section path in depth-first declaration order."""
+        return tuple(node.path for node in self._nodes)
+
+    def section(self, path: SectionPath) -> Section[Any]:
+        """The section at ``path``; KeyError naming the path when there is none."""
+        try:
+            return self._by_path[path].section
+        except KeyError:
+            raise KeyError(f"no section at path {path!r}") from None
+
+    def declared_tools(self) -> tuple[Tool[Any, Any], ...]:
+        """Every function tool in the tree, depth-first, whatever renders."""
+        return self._tools
+
+    def render(
+        self,
+        *params: object,
+        visibility_overrides: VisibilityOverrides | None = None,
+    ) -> RenderedPrompt[OutputT]:
+        """Render markdown and collect the tools of enabled sections that render FULL.
+
+        ``params`` are dataclass instances matched to sections by exact type; sections
+        whose type is not given use ``default_params`` or a no-argument instance.
+        ``visibility_overrides`` (full paths) override declared visibility.
+        """
+        return self.render_with_output(
+            params, visibility_overrides=visibility_overrides, output=self._output_contract()
+        )
+
+    def render_with_output[T](
+        self,
+        params: tuple[object, ...],
+        *,
+        visibility_overrides: VisibilityOverrides | None,
+        output: tuple[object, StructuredOutput | None],
+    ) -> RenderedPrompt[T]:
+        """Render with an output contract declared elsewhere (used by ``Prompt[Answer]``)."""
+        given = self._match_params(params)
+        overrides = self._check_overrides(visibility_overrides)
+        output_type, structured = output
+        rendered = _render(self._nodes, given, overrides, self._name)
+        return RenderedPrompt(
+            ns=self._ns,
+            key=self._key,
+            name=self._name,
+            text=rendered.text,
+            tools=rendered.tools,
+            hosted_tools=rendered.hosted_tools,
+            tool_param_descriptions=self._descriptions,
+            output_type=output_type,
+            structured_output=structured,
+            visibility=rendered.visibility,
+            visibility_overrides=overrides,
+        )
+
+    def _output_contract(self) -> tuple[object, StructuredOutput | None]:
+        contract = self._output
+        if contract is None:
+            contract = output_contract(self, f"{self._ns}/{self._key}")
+            self._output = contract
+        return contract
+
+    def _match_params(self, params: tuple[object, ...]) -> dict[type[Any], object]:
+        given: dict[type[Any], object] = {}
+        accepted = set(self._params_types)
+        for value in params:
+            kind = type(value)
+            if kind not in accepted:
+                names = ", ".join(sorted(t.__name__ for t in self._params_types)) or "none"
+                raise PromptRenderError(
+                    f"prompt {self._name!r} has no section taking {kind.__name__} "
+                    f"(params types: {names})",
+                    dataclass_type=kind,
+                )
+            if kind in given:
+                raise PromptRenderError(
+                    f"prompt {self._name!r} received two {kind.__name__} instances; pass one",
+                    dataclass_type=kind,
+                )
+            given[kind] = value
+        return given
+
+    def _check_overrides(
+        self, overrides: VisibilityOverrides | None
+    ) -> Mapping[SectionPath, SectionVisibility]:
+        if not overrides:
+            return _NO_OVERRIDES
+        checked: dict[SectionPath, SectionVisibility] = {}
+        for path, value in overrides.items():
+            if path not in self._by_path:
+                known = ", ".join(".".join(p) for p in self._by_path)
+                raise PromptRenderError(
+                    f"visibility override for unknown section {path!r} in prompt "
+                    f"{self._name!r} (sections: {known})",
+                    section_path=path if isinstance(path, tuple) else None,
+                )
+            try:
+                checked[path] = SectionVisibility(value)
+            except ValueError:
+                raise PromptRenderError(
+                    f"visibility override for section {path!r} must be a SectionVisibility, "
+                    f"got {value!r}",
+                    section_path=path,
+                ) from None
+        return MappingProxyType(checked)
+
+    def __repr__(self) -> str:
+        return f"PromptTemplate(ns={self._ns!r}, key={self._key!r}, name={self._name!r})"
+
+
+def output_contract(
+    instance: object, label: str, fallback: object = None
+) -> tuple[object, StructuredOutput | None]:
+    """Read the output type from ``Cls[Answer](...)``'s subscript and interpret it once."""
+    alias = getattr(instance, "__orig_class__", None)
+    output_type = fallback if alias is None else typing.get_args(alias)[0]
+    try:
+        return output_type, structured_output_of(output_type)
+    except TypeError as exc:
+        raise PromptValidationError(f"prompt {label}: {exc}") from None
+
+
+def _check_identity(ns: object, key: object, name: object) -> list[PromptValidationError]:
+    problems: list[PromptValidationError] = []
+    for label, value in (("ns", ns), ("key", key)):
+        if not isinstance(value, str) or not value.strip() or value != value.strip():
+            problems.append(
+                PromptValidationError(
+                    f"prompt {label} must be a non-empty string without surrounding "
+                    f"whitespace, got {value!r}"
+                )
+            )
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        problems.append(PromptValidationError(f"prompt name must be non-empty, got {name!r}"))
+    return problems
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Rendered:
+    text: str
+    tools: tuple[Tool[Any, Any], ...]
+    hosted_tools: tuple[HostedTool[Any], ...]
+    visibility: Mapping[SectionPath, SectionVisibility]
+
+
+@dataclass(slots=True)
+class _Walk:
+    """Mutable state of one render; never shared between renders."""
+
+    chunks: list[str]
+    tools: list[Tool[Any, Any]]
+    hosted: list[HostedTool[Any]]
+    visibility: dict[SectionPath, SectionVisibility]
+    missing: list[Node]
+
+
+def _render(
+    nodes: tuple[Node, ...],
+    given: dict[type[Any], object],
+    overrides: Mapping[SectionPath, SectionVisibility],
+    prompt_name: str,
+) -> _Rendered:
+    walk = _Walk(chunks=[], tools=[], hosted=[], visibility={}, missing=[])
+    numbers = [""] * (max((node.depth for node in nodes), default=0) + 2)
+    counters = [0] * len(numbers)
+    index = 0
+    count = len(nodes)
+    while index < count:
+        node = nodes[index]
+        params = _params_for(node, given)
+        if params is _MISSING:
+            walk.missing.append(node)
+            index = node.subtree_end
+            continue
+        if not _is_enabled(node, params):
+            index = node.subtree_end
+            continue
+        depth = node.depth
+        counters[depth] += 1
+        counters[depth + 1] = 0
+        number = str(counters[depth]) if depth == 0 else f"{numbers[depth - 1]}.{counters[depth]}"
+        numbers[depth] = number
+        heading = f"{node.hashes} {number} {node.title}"
+        visibility = overrides.get(node.path) or _declared_visibility(node, params)
+        walk.visibility[node.path] = visibility
+        if visibility is SectionVisibility.SUMMARY:
+            walk.chunks.append(_summary_chunk(node, heading, params))
+            index = node.subtree_end
+            continue
+        body = node.section.render_body(params)
+        walk.chunks.append(f"{heading}\n{body}" if body else heading)
+        walk.tools.extend(node.tools)
+        walk.hosted.extend(node.hosted_tools)
+        index += 1
+    if walk.missing:
+        raise _missing_params_error(prompt_name, walk.missing)
+    return _Rendered(
+        text="\n\n".join(walk.chunks),
+        tools=tuple(walk.tools),
+        hosted_tools=tuple(walk.hosted),
+        visibility=MappingProxyType(walk.visibility),
+    )
+
+
+_MISSING: Any = object()
+
+
+def _params_for(node: Node, given: dict[type[Any], object]) -> object:
+    params = given.get(node.params_type, _MISSING)
+    if params is not _MISSING:
+        return params
+    default = node.section.default_params
+    if default is not None:
+        return default
+    if node.params_factory is not None:
+        return node.params_factory()
+    return _MISSING
+
+
+def _is_enabled(node: Node, params: object) -> bool:
+    enabled = node.section.enabled
+    if enabled is True or enabled is False:
+        return enabled
+    return bool(_call_hook(node, "enabled", enabled, params))
+
+
+def _declared_visibility(node: Node, params: object) -> SectionVisibility:
+    declared = node.section.visibility
+    if isinstance(declared, SectionVisibility):
+        return declared
+    value = _call_hook(node, "visibility", declared, params)
+    if not isinstance(value, SectionVisibility):
+        raise PromptRenderError(
+            f"visibility function of section {node.path!r} returned {value!r}, "
+            "not a SectionVisibility",
+            section_path=node.path,
+        )
+    return value
+
+
+def _call_hook(node: Node, label: str, hook: Callable[[Any], object], params: object) -> object:
+    try:
+        return hook(params)
+    except Exception as exc:
+        raise PromptRenderError(
+            f"{label} function of section {node.path!r} raised {type(exc).__name__}: {exc}",
+            section_path=node.path,
+            dataclass_type=node.params_type,
+        ) from exc
+
+
+def _summary_chunk(node: Node, heading: str, params: object) -> str:
+    if node.section.summary is None:
+        raise PromptRenderError(
+            f"section {node.path!r} renders SUMMARY (by override or visibility function) "
+            "but has no summary text",
+            section_path=node.path,
+        )
+    summary = node.section.render_summary(params)
+    return f"{heading}\n{summary}\n\n{node.suffix}" if summary else f"{heading}\n{node.suffix}"
+
+
+def _missing_params_error(prompt_name: str, missing: list[Node]) -> PromptRenderError:
+    first = missing[0]
+    details = "; ".join(
+        f"section {node.path!r} needs {node.params_type.__name__} "
+        f"(required fields: {', '.join(_required_fields(node.params_type))})"
+        for node in missing
+    )
+    return PromptRenderError(
+        f"prompt {prompt_name!r} is missing params: {details}; pass an instance to render() "
+        "or set default_params on the section",
+        section_path=first.path,
+        dataclass_type=first.params_type,
+    )
+
+
+def _required_fields(params_type: type[Any]) -> list[str]:
+    return [
+        item.name
+        for item in fields(params_type)
+        if item.default is MISSING and item.default_factory is MISSING and item.init
+    ]

@@ -1,0 +1,138 @@
+"""The library's own telemetry events: rendered, tool invoked, executed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Protocol, runtime_checkable
+from uuid import UUID
+
+from weakincentives.prompt import SectionPath, SectionVisibility, ToolResult
+from weakincentives.serde import JSONValue
+
+__all__ = [
+    "PromptExecuted",
+    "PromptRendered",
+    "TokenUsage",
+    "ToolInvoked",
+    "ToolTelemetry",
+]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@runtime_checkable
+class ToolTelemetry(Protocol):
+    """A result payload that adds its own fields to the ``ToolInvoked`` event."""
+
+    def telemetry(self) -> Mapping[str, JSONValue]:
+        """Return extra, JSON-shaped facts about the call for observers."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenUsage:
+    """Token counts reported by the provider for one evaluation (summed over rounds)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptRendered:
+    """A prompt was rendered for an evaluation round."""
+
+    evaluation_id: str
+    """Links every event of one ``evaluate`` call."""
+    prompt_ns: str
+    prompt_key: str
+    prompt_name: str
+    adapter: str
+    session_id: UUID | None
+    text: str
+    """The markdown the model reads."""
+    tool_names: tuple[str, ...]
+    hosted_tool_names: tuple[str, ...]
+    visibility: Mapping[SectionPath, SectionVisibility]
+    """Effective visibility of every rendered section."""
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInvoked:
+    """A tool call finished, successfully or not; fired for every call the loop runs."""
+
+    evaluation_id: str
+    prompt_name: str
+    adapter: str
+    session_id: UUID | None
+    name: str
+    """The tool name the model called (which may not exist)."""
+    call_id: str
+    arguments: JSONValue
+    """The arguments as the model sent them (decoded JSON, or the raw text if undecodable)."""
+    params: object
+    """The parsed params dataclass; None when the arguments did not parse."""
+    result: ToolResult[Any]
+    rendered_output: str
+    """``result.render()``, or ``""`` when there is no value: what observers compare with
+    the provider-visible tool message."""
+    started_at: datetime
+    finished_at: datetime
+    telemetry: Mapping[str, JSONValue] = field(default=_EMPTY)
+    """Extra facts from payloads implementing :class:`ToolTelemetry`."""
+    exception: BaseException | None = field(default=None, compare=False)
+    """The original exception behind a failure, for observability."""
+
+    @property
+    def duration_ms(self) -> float:
+        """Wall time of the call in milliseconds."""
+        return (self.finished_at - self.started_at).total_seconds() * 1000
+
+    @property
+    def success(self) -> bool:
+        """Whether the tool reported success."""
+        return self.result.success
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptExecuted:
+    """An evaluation finished and produced a response."""
+
+    evaluation_id: str
+    prompt_name: str
+    adapter: str
+    session_id: UUID | None
+    text: str
+    """The model's final text (may be empty when it answered with structured output)."""
+    output: object
+    """The parsed structured output, or None for text-only prompts and halted turns."""
+    tool_calls: int
+    rounds: int
+    halted: bool
+    """True when a terminal tool ended the evaluation before a final answer."""
+    usage: TokenUsage
+    started_at: datetime
+    finished_at: datetime
+
+    @property
+    def duration_ms(self) -> float:
+        """Wall time of the evaluation in milliseconds."""
+        return (self.finished_at - self.started_at).total_seconds() * 1000
