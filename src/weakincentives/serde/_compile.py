@@ -30,6 +30,7 @@ from weakincentives.serde._convert import (
     limited,
     map_converter,
     passthrough,
+    tagged_union_converter,
     temporal_converter,
     tuple_converter,
     union_converter,
@@ -154,7 +155,8 @@ class _Compiler:
                 return limited(mapping, limits, "an object", "member")
             case UnionNode(members=members):
                 converters = tuple(self.convert(member) for member in members)
-                return union_converter(members, converters, expected_text(node))
+                general = union_converter(members, converters, expected_text(node))
+                return _tagged(members, converters, general) or general
             case DataclassNode(key=key):
                 return self.dataclass(key)
             case _:
@@ -174,6 +176,38 @@ class _Compiler:
         self.cache[key] = function
         del self.pending[key]
         return function
+
+
+def _tagged(
+    members: tuple[Node, ...], converters: tuple[Converter, ...], general: Converter
+) -> Converter | None:
+    """Dispatch on a discriminator field when the union's dataclasses have one.
+
+    A discriminator is a field with the same wire name in every dataclass member,
+    typed as a Literal/Enum, whose values no two members share. An object that
+    carries it goes straight to its member (so errors come from the right
+    class); anything else goes through the general union converter.
+    """
+    classes = [
+        (model_of(member.key), convert)
+        for member, convert in zip(members, converters, strict=True)
+        if isinstance(member, DataclassNode)
+    ]
+    if len(classes) < 2:
+        return None
+    for candidate in classes[0][0].fields:
+        table: dict[tuple[type, object], Converter] = {}
+        for model, convert in classes:
+            tag = next((f for f in model.fields if f.wire == candidate.wire), None)
+            if tag is None or not isinstance(tag.node, ChoiceNode):
+                break
+            keys = [(wire.__class__, wire) for wire, _ in tag.node.choices]
+            if any(key in table for key in keys):
+                break
+            table.update(dict.fromkeys(keys, convert))
+        else:
+            return tagged_union_converter(candidate.wire, table, general)
+    return None
 
 
 def _late(cell: list[Converter]) -> Converter:

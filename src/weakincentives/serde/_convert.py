@@ -11,11 +11,11 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sized
 from datetime import date, datetime, time
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from enum import Enum
 from pathlib import PurePath
 from types import MappingProxyType
-from typing import assert_never
+from typing import assert_never, cast
 from uuid import UUID
 
 from weakincentives.serde._failure import ConversionError, describe, index_segment, key_segment
@@ -57,6 +57,7 @@ __all__ = [
     "limited",
     "map_converter",
     "passthrough",
+    "tagged_union_converter",
     "temporal_converter",
     "tuple_converter",
     "union_converter",
@@ -67,6 +68,8 @@ type Converter = Callable[[object], object]
 DECIMAL_PATTERN = r"^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 # fullmatch without the anchors: "$" in Python would also accept a trailing newline.
 _DECIMAL = re.compile(DECIMAL_PATTERN[1:-1])
+# Enough digits for any quotient of two finite floats (exponents span about 650 digits).
+_EXACT = Context(prec=1000)
 _INT_KEY = re.compile(r"-?[0-9]+")
 _MAX_LISTED = 10
 
@@ -212,16 +215,18 @@ def choice_converter(node: ChoiceNode) -> Converter:
 
 
 def _is_multiple(value: int | float | Decimal, step: int | float) -> bool:
-    # Same arithmetic as JSON Schema validators, so parse and schema agree.
-    if isinstance(value, Decimal):
-        return value % Decimal(repr(step)) == 0
-    if isinstance(step, float):
-        try:
-            quotient = value / step
-        except OverflowError:
-            return False
-        return quotient - quotient == 0.0 and quotient.is_integer()
-    return value % step == 0
+    """Whether ``value`` is a whole multiple of ``step``, in decimal arithmetic.
+
+    Binary floats would say 0.3 is not a multiple of 0.1; comparing the decimal
+    forms people write (the shortest repr) gives the answer they mean.
+    """
+    if isinstance(value, int) and isinstance(step, int):
+        return value % step == 0
+    exact = value if isinstance(value, Decimal) else Decimal(repr(value))
+    try:
+        return _EXACT.remainder(exact, Decimal(repr(step))) == 0
+    except InvalidOperation:
+        return False  # a quotient beyond a thousand digits: treat as not a multiple
 
 
 def _count(number: int, unit: str) -> str:
@@ -406,6 +411,28 @@ def union_converter(
 
 
 _JSON_TYPES = (type(None), bool, int, float, str, list, dict)
+
+
+def tagged_union_converter(
+    wire: str, table: dict[tuple[type, object], Converter], general: Converter
+) -> Converter:
+    """A union of dataclasses told apart by the value of their ``wire`` member."""
+    expected = choices_text([cast(Scalar, value) for _, value in table])
+    missing = object()
+
+    def convert(value: object) -> object:
+        if not isinstance(value, dict):
+            return general(value)
+        tag = value.get(wire, missing)
+        if tag is missing:
+            return general(value)
+        try:
+            member = table[(tag.__class__, tag)]
+        except (KeyError, TypeError):
+            raise ConversionError(expected, describe(tag), [key_segment(wire)]) from None
+        return member(value)
+
+    return convert
 
 
 def _accepted(node: Node) -> tuple[tuple[type, ...], tuple[type, ...]]:

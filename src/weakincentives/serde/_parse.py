@@ -13,7 +13,7 @@ from weakincentives.serde._convert import Converter
 from weakincentives.serde._failure import ConversionError, describe
 from weakincentives.serde._reflect import Where, node_of
 
-__all__ = ["parse", "parse_json"]
+__all__ = ["cache_key", "parse", "parse_json"]
 
 _ROOTS: dict[str, dict[object, Converter]] = {"forbid": {}, "ignore": {}}
 
@@ -40,8 +40,13 @@ def _root(cls: object, extra: str) -> Converter:
         converter = compile_node(node_of(cls, Where()), mode)
     # An unhashable root such as Annotated[int, {...}] is simply not cached.
     with contextlib.suppress(TypeError):
-        _ROOTS[mode][cls] = converter
+        _ROOTS[mode][cache_key(cls)] = converter
     return converter
+
+
+def cache_key(hint: object) -> object:
+    """A cache key that tells ``int | str`` from ``str | int`` (equal, but parsed differently)."""
+    return hint if isinstance(hint, type) else (hint, repr(hint))
 
 
 def _target(cls: object) -> type[object] | None:
@@ -60,7 +65,7 @@ def parse[T](cls: type[T], data: object, *, extra: Literal["forbid", "ignore"] =
     path, and :class:`~weakincentives.errors.SchemaError` if ``cls`` is unsupported.
     """
     try:
-        converter = _ROOTS[extra][cls]
+        converter = _ROOTS[extra][cls if isinstance(cls, type) else cache_key(cls)]
     except (KeyError, TypeError):
         converter = _root(cls, extra)
     try:

@@ -47,7 +47,13 @@ __all__ = ["schema", "schema_text"]
 _CACHE: dict[tuple[object, bool], str] = {}
 _LOCK = threading.RLock()
 _UNSAFE = re.compile(r"\W+")
-_JSON_TYPE = {str: "string", bool: "boolean", int: "integer", float: "number"}
+_JSON_TYPE = {
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+}
 _FORMATS = {"datetime": "date-time", "date": "date", "time": "time"}
 _EMPTY_FACTORIES: dict[object, JSONValue] = {list: [], tuple: [], set: [], frozenset: [], dict: {}}
 
@@ -69,7 +75,7 @@ def schema(cls: type[object], *, strict: bool = True) -> JSONObject:
 
 def schema_text(cls: object, *, strict: bool) -> str:
     """The cached schema of ``cls`` as compact JSON text."""
-    key = (cls, strict)
+    key = (cls if isinstance(cls, type) else (cls, repr(cls)), strict)
     text = _CACHE.get(key)
     if text is None:
         with _LOCK:
@@ -247,7 +253,10 @@ class _Writer:
         origin = get_origin(key) or key
         base = getattr(origin, "__name__", "Model")
         if get_args(key):
-            base = _UNSAFE.sub("_", f"{base}[{', '.join(map(repr, get_args(key)))}]").strip("_")
+            names = ", ".join(
+                arg.__name__ if isinstance(arg, type) else repr(arg) for arg in get_args(key)
+            )
+            base = _UNSAFE.sub("_", f"{base}[{names}]").strip("_")
         name, suffix = base, 2
         while name in self.defs:
             name, suffix = f"{base}_{suffix}", suffix + 1
