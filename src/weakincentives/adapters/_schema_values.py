@@ -7,6 +7,7 @@ a structured answer without a model.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 
 from weakincentives.serde import JSONValue
@@ -74,6 +75,12 @@ class _Sampler:
         }
 
     def array(self, schema: Mapping[str, JSONValue], depth: int) -> JSONValue:
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list):
+            return [
+                self.value(item, depth + 1) if isinstance(item, Mapping) else None
+                for item in prefix
+            ]
         items = schema.get("items")
         minimum = schema.get("minItems")
         count = max(1, minimum if isinstance(minimum, int) else 0)
@@ -87,6 +94,8 @@ class _Sampler:
             return "2026-01-01T00:00:00+00:00"
         if fmt == "date":
             return "2026-01-01"
+        if fmt == "time":
+            return "12:00:00"
         if fmt == "uuid":
             return "00000000-0000-4000-8000-000000000000"
         minimum = schema.get("minLength")
@@ -96,6 +105,11 @@ class _Sampler:
             text = text + "x" * (minimum - len(text))
         if isinstance(maximum, int):
             text = text[:maximum]
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and re.search(pattern, text) is None:
+            # A best effort: common shapes only. Tools with exotic patterns need a script.
+            candidates = ("a", "A", "0", "a1", "sample", "2026-01-01", "a@example.com")
+            text = next((c for c in candidates if re.search(pattern, c)), text)
         return text
 
     def number(self, schema: Mapping[str, JSONValue], *, integer: bool) -> float:

@@ -9,7 +9,7 @@ from weakincentives.prompt._prompt import Prompt
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._section import EmptyParams, Section
 from weakincentives.prompt._template import PromptTemplate
-from weakincentives.prompt._tool import LegacyToolHandler, Tool, ToolHandler, ToolSpec, tool
+from weakincentives.prompt._tool import Tool, ToolHandler, ToolSpec, tool
 from weakincentives.prompt._tool_context import (
     ProviderRequest,
     ResponseAccumulator,
@@ -25,7 +25,6 @@ __all__ = [
     "HostedTool",
     "HostedToolConfig",
     "HostedToolOutput",
-    "LegacyToolHandler",
     "MarkdownSection",
     "Prompt",
     "PromptTemplate",

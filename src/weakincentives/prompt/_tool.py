@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from weakincentives.prompt._tool_context import ToolContext
     from weakincentives.serde import JSONObject
 
-__all__ = ["LegacyToolHandler", "Tool", "ToolHandler", "ToolSpec", "tool"]
+__all__ = ["Tool", "ToolHandler", "ToolSpec", "tool"]
 
 
 class ToolHandler[ParamsT, ResultT](Protocol):
@@ -32,12 +32,6 @@ class ToolHandler[ParamsT, ResultT](Protocol):
     ) -> ToolResult[ResultT] | Awaitable[ToolResult[ResultT]]:
         """Run the tool for ``params`` and return its result."""
         ...
-
-
-type LegacyToolHandler[ParamsT, ResultT] = Callable[
-    [ParamsT], ToolResult[ResultT] | Awaitable[ToolResult[ResultT]]
-]
-"""A handler written before ``ToolContext`` existed; still runs, with a DeprecationWarning."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +64,7 @@ class Tool[ParamsT, ResultT]:
         *,
         name: str,
         description: str,
-        handler: ToolHandler[ParamsT, ResultT] | LegacyToolHandler[ParamsT, ResultT] | None = None,
+        handler: ToolHandler[ParamsT, ResultT] | None = None,
         accepts_overrides: bool = True,
         terminal: bool = False,
         params_type: type[ParamsT] | None = None,
@@ -135,10 +129,12 @@ class Tool[ParamsT, ResultT]:
         return self._description
 
     @property
-    def handler(
-        self,
-    ) -> ToolHandler[ParamsT, ResultT] | LegacyToolHandler[ParamsT, ResultT] | None:
-        """The function that runs the tool, or None for declaration-only tools."""
+    def handler(self) -> ToolHandler[ParamsT, ResultT] | None:
+        """The function that runs the tool, or None for declaration-only tools.
+
+        Handlers written before ``ToolContext`` existed (no ``context`` parameter) are
+        still accepted at runtime and run with a ``DeprecationWarning``.
+        """
         return self._handler
 
     @property
@@ -306,18 +302,31 @@ def _check_handler(name: object, handler: object) -> tuple[list[PromptValidation
 
 
 def _handler_types(handler: Callable[..., object]) -> tuple[object, object]:
-    try:
-        hints = typing.get_type_hints(handler)
-    except (NameError, TypeError, AttributeError):
-        # Unresolvable annotations: the subscript or params_type= must say the types.
-        return None, None
+    """Read the params and result types from the handler's annotations, each on its own.
+
+    Annotations are resolved one by one, so a return type naming a local class does not
+    hide a params type that resolves fine.
+    """
     try:
         first = next(iter(inspect.signature(handler).parameters))
     except (TypeError, ValueError, StopIteration):
         return None, None
-    params = hints.get(first)
-    returned = hints.get("return")
+    params = _annotation(handler, first)
+    returned = _annotation(handler, "return")
     result: object = None
     if typing.get_origin(returned) is ToolResult:
         (result,) = typing.get_args(returned)
     return params, result
+
+
+def _annotation(handler: Callable[..., object], name: str) -> object:
+    try:
+        raw = inspect.get_annotations(handler).get(name)
+    except TypeError:
+        return None
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return eval(raw, dict(getattr(handler, "__globals__", {})))
+    except Exception:  # an unresolvable name: the subscript or params_type= must say
+        return None
