@@ -209,3 +209,9 @@ def test_keywords_agree_with_jsonschema(schema: object, value: JSONValue) -> Non
 def test_nested_schemas_agree_with_jsonschema(schema: object, value: JSONValue) -> None:
     """For nested object, array and combinator schemas, validity matches jsonschema."""
     assert _agrees(schema, value)
+
+
+def test_unknown_types_and_foreign_values_are_named() -> None:
+    """An unknown type name never matches, and non-JSON values are named by their class."""
+    assert _messages({"type": "weird"}, 1) == ["$: expected weird, got integer"]
+    assert _messages({"type": "string"}, {1, 2}) == ["$: expected string, got set"]

@@ -1,0 +1,200 @@
+"""The default BM25F ranker and the ranking seam."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from weakincentives.discovery import (
+    BM25Ranker,
+    CatalogTool,
+    FieldWeights,
+    ToolCatalog,
+    ToolDiscovery,
+    TreePath,
+)
+
+from .conftest import ServiceFactory
+
+
+def _order(scores: Mapping[str, float]) -> list[str]:
+    return sorted(scores, key=lambda tool_id: (-scores[tool_id], tool_id))
+
+
+class TestBM25:
+    def test_scores_are_relevances_in_the_unit_interval(self, catalog: ToolCatalog) -> None:
+        """Every returned score is in (0, 1]; tools without a matching term are absent."""
+        scores = BM25Ranker().index(catalog).score_tools("upload a file to a storage bucket")
+        assert scores
+        assert all(0 < score <= 1 for score in scores.values())
+        assert "refactor.rename_symbol" not in scores
+
+    def test_the_best_matching_tool_ranks_first(self, catalog: ToolCatalog) -> None:
+        """A descriptive query puts the tool it describes on top."""
+        index = BM25Ranker().index(catalog)
+        assert _order(index.score_tools("upload an object into my bucket"))[0] == (
+            "storage.put_object"
+        )
+        assert _order(index.score_tools("rename a symbol across the codebase"))[0] == (
+            "refactor.rename_symbol"
+        )
+
+    def test_exact_name_or_id_gets_full_confidence(self, catalog: ToolCatalog) -> None:
+        """A query equal to a tool's name terms (or id terms) scores exactly 1.0."""
+        index = BM25Ranker().index(catalog)
+        assert index.score_tools("Rename Symbol")["refactor.rename_symbol"] == 1.0
+        assert index.score_tools("refactor.rename_symbol")["refactor.rename_symbol"] == 1.0
+
+    def test_siblings_lend_evidence_to_terse_tools(self) -> None:
+        """A tool whose own text misses the query still ranks through its category's other tools."""
+        tools = [
+            CatalogTool(tool_id="w.now", name="Now", paths=(("Weather API",),), summary="Current"),
+            CatalogTool(
+                tool_id="w.forecast",
+                name="Forecast",
+                paths=(("Weather API",),),
+                summary="Weather forecast for a city",
+            ),
+            CatalogTool(tool_id="x.other", name="Other", paths=(("Misc",),), summary="Anything"),
+        ]
+        catalog = ToolCatalog(tools=tools)
+        with_siblings = BM25Ranker().index(catalog).score_tools("forecast")
+        alone = BM25Ranker(sibling_weight=0).index(catalog).score_tools("forecast")
+        assert set(with_siblings) == {"w.now", "w.forecast"}
+        assert with_siblings["w.forecast"] > with_siblings["w.now"]
+        assert set(alone) == {"w.forecast"}
+
+    def test_a_tool_in_two_categories_takes_its_best_category_once(self) -> None:
+        """Evidence from several holding categories is not added up."""
+        tools = [
+            CatalogTool(tool_id="a", name="alpha", paths=(("Maps",), ("Travel",))),
+            CatalogTool(tool_id="b", name="route planner", paths=(("Maps",),)),
+            CatalogTool(tool_id="c", name="route booking", paths=(("Travel",),)),
+        ]
+        index = BM25Ranker().index(ToolCatalog(tools=tools))
+        scores, nodes = index.score_tools("route"), index.score_nodes("route")
+        best_category = max(nodes[("Maps",)], nodes[("Travel",)])
+        assert scores["a"] == pytest.approx(0.5 * best_category)
+
+    def test_nodes_are_scored_by_their_own_and_their_tools_text(self, catalog: ToolCatalog) -> None:
+        """search_nodes material: a category matches through its summary or its tools."""
+        index = BM25Ranker().index(catalog)
+        scores = index.score_nodes("oauth login")
+        best: TreePath = max(scores, key=lambda path: (scores[path], path))
+        assert best == ("User", "Auth")
+        assert all(0 < score <= 1 for score in scores.values())
+        assert index.score_nodes("zzz") == {}
+
+    def test_field_weights_change_the_ranking(self) -> None:
+        """Zeroing the name weight stops a name-only match from scoring."""
+        tools = [
+            CatalogTool(tool_id="a", name="translate text", paths=(("Text",),), summary="words")
+        ]
+        catalog = ToolCatalog(tools=tools)
+        no_names = BM25Ranker(weights=FieldWeights(name=0.0), sibling_weight=0.0)
+        assert no_names.index(catalog).score_tools("translation") == {}
+        assert FieldWeights().weight("parent") == 3.0
+
+    def test_an_empty_catalogue_scores_nothing(self) -> None:
+        """No documents, no matches, no division by zero."""
+        index = BM25Ranker().index(ToolCatalog(tools=[]))
+        assert index.score_tools("anything") == {}
+        assert index.score_nodes("anything") == {}
+
+
+_WORDS = st.sampled_from(
+    ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "kilo"]
+)
+_NAMES = st.lists(_WORDS, min_size=1, max_size=3).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.lists(_NAMES, min_size=1, max_size=12, unique_by=lambda name: tuple(name.split())),
+    pick=st.integers(min_value=0),
+    groups=st.lists(st.sampled_from(["Red", "Green", "Blue"]), min_size=12, max_size=12),
+)
+def test_an_exact_tool_name_ranks_that_tool_first(
+    names: list[str], pick: int, groups: list[str]
+) -> None:
+    """Whatever the rest of the catalogue holds, querying a tool's exact name ranks it first."""
+    tools = [
+        CatalogTool(tool_id=f"t{i}", name=name, paths=((groups[i],),), summary=f"{name} tool")
+        for i, name in enumerate(names)
+    ]
+    target = tools[pick % len(tools)]
+    scores = BM25Ranker().index(ToolCatalog(tools=tools)).score_tools(target.name)
+    assert _order(scores)[0] == target.tool_id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _FakeEmbeddingIndex:
+    tool_scores: Mapping[str, float]
+    node_scores: Mapping[TreePath, float]
+
+    def score_tools(self, query: str) -> Mapping[str, float]:
+        return self.tool_scores
+
+    def score_nodes(self, query: str) -> Mapping[TreePath, float]:
+        return self.node_scores
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _FakeEmbeddingRanker:
+    built: list[ToolCatalog]
+
+    def index(self, catalog: ToolCatalog) -> _FakeEmbeddingIndex:
+        self.built.append(catalog)
+        return _FakeEmbeddingIndex(
+            tool_scores={
+                "auth.reset_password": 0.9,
+                "storage.put_object": 0.4,
+                "lint.run_linter": 0.4,
+            },
+            node_scores={("Rendering",): 0.7},
+        )
+
+
+class TestPluggableRanker:
+    def test_a_custom_ranker_decides_order_and_confidence(
+        self, make_service: ServiceFactory, catalog: ToolCatalog
+    ) -> None:
+        """The service reports the plug-in's relevances and breaks ties by tool id."""
+        built: list[ToolCatalog] = []
+        service = make_service(ranker=_FakeEmbeddingRanker(built=built))
+        response = service.search_tool_by_category("anything at all")
+        assert built == [catalog]
+        assert [(p.tool_id, p.confidence) for p in response.results] == [
+            ("auth.reset_password", 0.9),
+            ("lint.run_linter", 0.4),
+            ("storage.put_object", 0.4),
+        ]
+        nodes = service.search_nodes("whatever")
+        assert [(m.path, m.confidence) for m in nodes.results] == [(("Rendering",), 0.7)]
+
+    def test_a_prebuilt_index_is_shared(
+        self, make_service: ServiceFactory, catalog: ToolCatalog
+    ) -> None:
+        """Services can share one index instead of building their own."""
+        index = BM25Ranker().index(catalog)
+        service = make_service(index=index)
+        assert service.index is index
+        assert service.catalog is catalog
+
+
+def test_schemas_without_a_property_map_still_index() -> None:
+    """A tool whose args_schema has no usable properties is indexed by its other fields."""
+    tool = CatalogTool(
+        tool_id="odd", name="odd tool", paths=(("X",),), args_schema={"type": "object"}
+    )
+    assert BM25Ranker().index(ToolCatalog(tools=[tool])).score_tools("odd") == {"odd": 1.0}
+
+
+def test_ranker_and_index_are_exclusive(catalog: ToolCatalog) -> None:
+    """Passing both a ranker and a prebuilt index is a programming error."""
+    with pytest.raises(ValueError, match="either ranker or a prebuilt index"):
+        ToolDiscovery(catalog, ranker=BM25Ranker(), index=BM25Ranker().index(catalog))
