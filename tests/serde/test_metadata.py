@@ -5,15 +5,23 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, make_dataclass
+from datetime import date
 from decimal import Decimal
+from pathlib import Path
 from types import GenericAlias
 from typing import Annotated, Any, Literal
+from uuid import UUID
 
 import pytest
 
 from tests.serde.helpers import at
 from weakincentives.errors import ParseError, SchemaError
 from weakincentives.serde import JSONObject, dump, parse, schema
+
+
+@dataclass
+class Point:
+    x: int
 
 
 def _with(hint: object, metadata: Mapping[str, object]) -> type:
@@ -191,6 +199,17 @@ class TestMisuse:
             ),
             (int | str, {"ge": 0}, "constraint 'ge' does not apply to a str value"),
             (Any, {"multiple_of": 2}, "constraint 'multiple_of' does not apply to a Any value"),
+            (Decimal, {"pattern": "1"}, "constraint 'pattern' does not apply to a Decimal value"),
+            (type(None), {"ge": 1}, "constraint 'ge' does not apply to a None value"),
+            (date, {"ge": 1}, "constraint 'ge' does not apply to a date value"),
+            (UUID, {"max_length": 1}, "constraint 'max_length' does not apply to a UUID value"),
+            (Path, {"max_length": 1}, "constraint 'max_length' does not apply to a Path value"),
+            (
+                dict[str, int],
+                {"pattern": "x"},
+                "constraint 'pattern' does not apply to a dict value",
+            ),
+            (Point, {"ge": 1}, "constraint 'ge' does not apply to a dataclass value"),
             (int, {"ge": "0"}, "constraint 'ge' must be a finite int or float, got '0'"),
             (int, {"ge": True}, "constraint 'ge' must be a finite int or float, got True"),
             (float, {"le": float("inf")}, "constraint 'le' must be a finite int or float, got inf"),

@@ -583,3 +583,108 @@ class TestParseJson:
     def test_extra_mode_applies(self) -> None:
         """parse_json passes extra= through to parse."""
         assert parse_json(Point, '{"x": 1, "q": 0}', extra="ignore") == Point(1)
+
+
+class PlainKey(Enum):
+    A = "a"
+
+
+@dataclass(frozen=True)
+class Tagged:
+    kind: Literal["circle"]
+    size: int = 0
+
+
+@dataclass
+class Modal:
+    mode: Mode
+    pairs: set[Rect] = field(default_factory=set)
+
+
+@dataclass
+class Outer[T]:
+    box: Box[list[T]]
+
+
+class TestMoreShapes:
+    @pytest.mark.parametrize(
+        ("hint", "data", "message"),
+        [
+            (int | UUID, [1], "expected an integer or a UUID string, got array of 1 item at $"),
+            (Path | None, 1, "expected a path string or null, got integer 1 at $"),
+            (
+                tuple[int, int] | dict[str, int],
+                "x",
+                'expected an array or an object, got string "x" at $',
+            ),
+            (
+                Decimal | float | Literal["x"] | Point,
+                True,
+                "expected a decimal number or numeric string or a finite number or "
+                'one of "x" or an object (Point), got boolean true at $',
+            ),
+            (list[int] | list[str], [1, "a"], 'expected an integer, got string "a" at $[1]'),
+        ],
+    )
+    def test_union_messages_list_every_member(self, hint: Any, data: object, message: str) -> None:
+        """Union errors spell out each member; equal-depth failures keep the first."""
+        assert _error(hint, data).message == message
+
+    def test_any_member_takes_what_others_refuse(self) -> None:
+        """Any in a union catches values the typed members do not take."""
+        hint: Any = date | bool | Any
+        assert parse(hint, None) is None
+
+    def test_decimal_exponents_beyond_range_are_rejected(self) -> None:
+        """A decimal string Decimal() cannot hold is a parse error, not a crash."""
+        error = _error(Decimal, "1e99999999999999999999999")
+        assert error.expected == "a decimal number or numeric string"
+
+    def test_unions_without_a_discriminator_try_members(self) -> None:
+        """A member lacking the tag field, or tags shared by two members, disable dispatch."""
+        no_tag: Any = Circle | Point
+        assert parse(no_tag, {"x": 1}) == Point(1)
+        shared: Any = Circle | Tagged
+        assert parse(shared, {"kind": "circle", "size": 2}) == Tagged(kind="circle", size=2)
+
+    def test_tagged_unions_reject_unhashable_tags(self) -> None:
+        """A tag that is not a scalar is reported at the tag's path."""
+        hint: Any = Circle | Rect
+        assert _error(hint, {"kind": ["rect"]}).message == (
+            'expected one of "circle", "rect", got array of 1 item at $.kind'
+        )
+
+    def test_plain_enum_keys_accept_members(self) -> None:
+        """Enum members work as dict keys from Python callers."""
+        assert parse(dict[PlainKey, int], {PlainKey.A: 1, "a": 2}) == {PlainKey.A: 2}
+
+    def test_huge_decimals_fail_multiple_checks_cleanly(self) -> None:
+        """A decimal too large to divide exactly is not a multiple, not a crash."""
+        hint: Any = Annotated[Decimal, {"multiple_of": 0.01}]
+        assert _error(hint, "1e999999").expected == "a multiple of 0.01"
+
+    @pytest.mark.parametrize(
+        ("hint", "data", "expected"),
+        [
+            (Literal["a", None], None, None),
+            (Literal["a", None], "a", "a"),
+            (Literal[None] | None, None, None),
+            (None | Literal[None] | int, 3, 3),
+        ],
+    )
+    def test_null_in_literals_is_an_optional(
+        self, hint: Any, data: object, expected: object
+    ) -> None:
+        """None inside Literal works like `| None`, duplicates collapse."""
+        assert parse(hint, data) == expected
+
+    def test_mixed_enums_and_hashable_dataclass_sets_in_fields(self) -> None:
+        """Enums with mixed value types and sets of frozen dataclasses parse inside classes."""
+        result = parse(Modal, {"mode": 2, "pairs": [{"width": 1, "height": 2}]})
+        assert result == Modal(Mode.SLOW, {Rect(width=1, height=2)})
+        assert _error(Modal, {"mode": "slow"}).path == "$.mode"
+
+    def test_generic_arguments_reach_nested_generics(self) -> None:
+        """Type variables inside nested generic arguments are substituted."""
+        assert parse(Outer[int], {"box": {"item": [1]}}) == Outer(Box([1]))
+        assert _error(Outer[int], {"box": {"item": ["x"]}}).path == "$.box.item[0]"

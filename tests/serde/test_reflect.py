@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, InitVar, dataclass, field
+from collections import deque
+from dataclasses import KW_ONLY, InitVar, dataclass, field, make_dataclass
 from enum import Enum
-from typing import Any, Literal, NewType, TypeVar
+from typing import Annotated, Any, Literal, NewType, TypeVar
 
 import pytest
 
@@ -167,3 +168,28 @@ class TestRejected:
             "Missing.value: cannot resolve annotation 'NotDefinedAnywhere'"
         )
         assert (info.value.dataclass_type, info.value.field_name) == (Missing, "value")
+
+
+class TestResolution:
+    def test_non_mapping_annotated_metadata_is_ignored(self) -> None:
+        """Annotated extras that are not mappings belong to someone else."""
+        hint: Any = Annotated[int, "a note for another tool"]
+        assert parse(hint, 1) == 1
+        assert schema(hint) == {"type": "integer"}
+
+    def test_unsupported_generic_origins(self) -> None:
+        """Generic containers serde does not know are rejected by name."""
+        with pytest.raises(SchemaError, match=r"unsupported type collections\.deque\[int\]"):
+            schema(deque[int])
+
+    def test_resolution_errors_skip_fields_with_real_annotations(self) -> None:
+        """When only some annotations are strings, the failing one is named."""
+        cls = make_dataclass("Partly", [("ok", int), ("bad", "Nowhere")])
+        with pytest.raises(SchemaError, match=r"^Partly\.bad: cannot resolve annotation 'Nowhere'"):
+            schema(cls)
+
+    def test_classes_without_docstrings_have_no_description(self) -> None:
+        """A class whose docstring was removed gets no description."""
+        cls = make_dataclass("Bare", [("a", int)])
+        cls.__doc__ = None
+        assert "description" not in schema(cls)

@@ -386,3 +386,42 @@ class TestCache:
         assert at(second, "properties", "street", "type") == "string"
         assert second["required"] == ["street", "city", "zip"]
         assert first is not second
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    next: Link | None = None
+
+
+@dataclass
+class Chain:
+    first: Link = Link("a", Link("b"))
+
+
+@dataclass
+class HoldsUnsupported:
+    inner: Unsupported
+
+
+@dataclass
+class HoldsBadExample:
+    inner: BadExample
+
+
+class TestEdges:
+    def test_reference_defaults_are_wrapped(self) -> None:
+        """A default next to a $ref sits on an anyOf wrapper."""
+        assert at(schema(Chain), "properties", "first") == {
+            "anyOf": [{"$ref": "#/$defs/Link"}],
+            "default": {"label": "a", "next": {"label": "b", "next": None}},
+        }
+
+    def test_errors_in_nested_classes_keep_their_own_context(self) -> None:
+        """An unsupported field deep inside names the nested class, not the outer one."""
+        with pytest.raises(SchemaError) as info:
+            schema(HoldsUnsupported)
+        assert (info.value.dataclass_type, info.value.field_name) == (Unsupported, "value")
+        with pytest.raises(SchemaError) as info:
+            schema(HoldsBadExample)
+        assert (info.value.dataclass_type, info.value.field_name) == (BadExample, "value")

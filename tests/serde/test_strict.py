@@ -93,3 +93,22 @@ def test_recursive_schemas_can_be_strict() -> None:
     node.__annotations__["next"] = node | None
     holder = make_dataclass("Holder", [("first", node)])
     assert strict_problem(holder) is None
+
+
+def test_answers_are_cached_per_type() -> None:
+    """Asking twice gives the same answer without recomputing the schema."""
+    cls = _one(int)
+    assert is_strict_compatible(cls) is True
+    assert is_strict_compatible(cls) is True
+
+
+def test_objects_must_require_every_property() -> None:
+    """An object with an optional property is outside the strict subset."""
+    loose: dict[str, object] = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "required": [],
+        "additionalProperties": False,
+    }
+    counts = {"properties": 0, "enum": 0}
+    assert _strict._check(loose, "$", 1, counts) == "$ does not require every property"

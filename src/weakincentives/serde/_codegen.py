@@ -145,9 +145,6 @@ class _Writer:
         return [f"v = {convert}(v)"]
 
     def item_expression(self, item: Node) -> str | None:
-        item_convert = self.namespace.get(f"_i{self.index}")
-        if item_convert is None:
-            return None
         if isinstance(item, DataclassNode):
             return f"_i{self.index}(x)"
         condition = self.condition(item, "x")
@@ -303,13 +300,13 @@ def _extra_field(model: Model) -> Callable[[dict[object, object]], None]:
     expected = f"only the fields {listing}" if listing else "no fields"
 
     def extra(data: dict[object, object]) -> None:
-        for key in data:
-            if key not in known:
-                raise ConversionError(
-                    f"{expected} (unknown fields are forbidden)",
-                    f"unknown field {key!r}",
-                    [key_segment(key)],
-                )
+        # Only called when the data has more members than known fields were found.
+        key = next(key for key in data if key not in known)
+        raise ConversionError(
+            f"{expected} (unknown fields are forbidden)",
+            f"unknown field {key!r}",
+            [key_segment(key)],
+        )
 
     return extra
 

@@ -15,7 +15,7 @@ from decimal import Context, Decimal, InvalidOperation
 from enum import Enum
 from pathlib import PurePath
 from types import MappingProxyType
-from typing import assert_never, cast
+from typing import NoReturn, assert_never, cast
 from uuid import UUID
 
 from weakincentives.serde._failure import ConversionError, describe, index_segment, key_segment
@@ -270,7 +270,7 @@ def limited(convert: Converter, limits: Limits, noun: str, unit: str) -> Convert
 
 def _locate(
     values: list[object] | tuple[object, ...], converters: Callable[[int], Converter]
-) -> None:
+) -> NoReturn:
     """Re-run item conversion one by one to find the failing index (error path only)."""
     for index, item in enumerate(values):
         try:
@@ -278,6 +278,7 @@ def _locate(
         except ConversionError as error:
             error.segments.append(index_segment(index))
             raise
+    raise AssertionError("a batch failed that no single item fails")
 
 
 def array_converter(item: Converter, container: str) -> Converter:
@@ -300,7 +301,6 @@ def array_converter(item: Converter, container: str) -> Converter:
             result = [item(element) for element in items]
         except ConversionError:
             _locate(items, lambda _: item)
-            raise
         if build is None:
             return result
         try:
@@ -325,7 +325,6 @@ def tuple_converter(items: tuple[Converter, ...]) -> Converter:
             return tuple([each(element) for each, element in zip(items, value, strict=True)])
         except ConversionError:
             _locate(value, items.__getitem__)
-            raise
 
     return convert
 

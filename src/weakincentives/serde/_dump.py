@@ -131,7 +131,7 @@ def _dump_sequence(value: object, exclude: bool) -> JSONValue:
             except _DumpError as error:
                 error.segments.append(index_segment(index))
                 raise
-        raise
+        raise AssertionError("a batch failed that no single item fails") from None
 
 
 def _dump_set(value: object, exclude: bool) -> JSONValue:

@@ -239,9 +239,6 @@ class _Missing:
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return "MISSING"
-
 
 MISSING = _Missing()
 
