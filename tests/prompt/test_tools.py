@@ -294,7 +294,7 @@ class TestRegistry:
             "b",
         ]
         rendered = template.render()
-        assert [t.name for t in rendered.tools] == ["a", "a1", "b"]
+        assert [t.name for t in rendered.tools] == ["a", "a1", "b", "open_sections"]
         assert rendered.tool("a1") is rendered.tools[1]
         assert rendered.tool("hidden") is None
         opened = template.render(visibility_overrides={("s",): SectionVisibility.FULL})

@@ -6,6 +6,11 @@ tool loop to a final answer (or a halt) and returns a :class:`PromptResponse`.
 
 from __future__ import annotations
 
+from weakincentives.adapters._disclosure import (
+    DisclosurePolicy,
+    evaluate_with_disclosure,
+    merge_overrides,
+)
 from weakincentives.adapters._hosted import (
     HostedOutputParseError,
     HostedToolCodec,
@@ -31,6 +36,7 @@ from weakincentives.adapters._turns import (
 __all__ = [
     "AssistantMessage",
     "ConversationItem",
+    "DisclosurePolicy",
     "Halt",
     "HostedOutputParseError",
     "HostedToolCodec",
@@ -47,6 +53,8 @@ __all__ = [
     "ScriptedTurn",
     "ToolOutputMessage",
     "TurnRequest",
+    "evaluate_with_disclosure",
+    "merge_overrides",
     "parse_hosted_outputs",
     "run_evaluation",
     "sample_value",

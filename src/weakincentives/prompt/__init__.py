@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
 from weakincentives.prompt._markdown import MarkdownSection
+from weakincentives.prompt._open_sections import (
+    OPEN_SECTIONS,
+    OPEN_SECTIONS_INLINE,
+    DisclosureMode,
+    OpenedSections,
+    OpenSectionsParams,
+    OpenSectionsResult,
+)
 from weakincentives.prompt._output import StructuredOutput
 from weakincentives.prompt._prompt import Prompt
 from weakincentives.prompt._rendered import RenderedPrompt
@@ -18,14 +26,26 @@ from weakincentives.prompt._tool_context import (
     build_tool_context,
 )
 from weakincentives.prompt._tool_result import ToolRenderableResult, ToolResult
-from weakincentives.prompt._visibility import SectionPath, SectionVisibility, VisibilityOverrides
+from weakincentives.prompt._visibility import (
+    SectionPath,
+    SectionVisibility,
+    VisibilityOverrides,
+    dotted,
+    parse_dotted,
+)
 
 __all__ = [
+    "OPEN_SECTIONS",
+    "OPEN_SECTIONS_INLINE",
+    "DisclosureMode",
     "EmptyParams",
     "HostedTool",
     "HostedToolConfig",
     "HostedToolOutput",
     "MarkdownSection",
+    "OpenSectionsParams",
+    "OpenSectionsResult",
+    "OpenedSections",
     "Prompt",
     "PromptTemplate",
     "ProviderRequest",
@@ -44,5 +64,7 @@ __all__ = [
     "ToolSpec",
     "VisibilityOverrides",
     "build_tool_context",
+    "dotted",
+    "parse_dotted",
     "tool",
 ]

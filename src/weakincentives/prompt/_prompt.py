@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Generic, overload
 
 from weakincentives.errors import PromptValidationError
+from weakincentives.prompt._open_sections import DisclosureMode
 from weakincentives.prompt._output import StructuredOutput
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._section import Section
 from weakincentives.prompt._template import OutputT, PromptTemplate, output_contract
-from weakincentives.prompt._visibility import VisibilityOverrides
+from weakincentives.prompt._visibility import SectionPath, VisibilityOverrides
 
 __all__ = ["Prompt"]
 
@@ -34,6 +35,7 @@ class Prompt(Generic[OutputT]):
         key: str,
         sections: Sequence[Section[Any]],
         name: str | None = None,
+        disclosure: DisclosureMode = "halt",
     ) -> None: ...
     def __init__(
         self,
@@ -43,13 +45,16 @@ class Prompt(Generic[OutputT]):
         key: str | None = None,
         sections: Sequence[Section[Any]] | None = None,
         name: str | None = None,
+        disclosure: DisclosureMode = "halt",
     ) -> None:
         if template is None:
             if ns is None or key is None or sections is None:
                 raise PromptValidationError(
                     "Prompt needs a PromptTemplate, or ns=, key= and sections= to build one"
                 )
-            template = PromptTemplate(ns=ns, key=key, sections=sections, name=name)
+            template = PromptTemplate(
+                ns=ns, key=key, sections=sections, name=name, disclosure=disclosure
+            )
         elif not isinstance(template, PromptTemplate):
             raise PromptValidationError(
                 f"Prompt(template) needs a PromptTemplate, got {type(template).__name__}"
@@ -117,6 +122,17 @@ class Prompt(Generic[OutputT]):
             _merge(self._params, params),
             visibility_overrides=visibility_overrides,
             output=self._output_contract(),
+        )
+
+    def render_sections(
+        self,
+        paths: Sequence[SectionPath],
+        *params: object,
+        visibility_overrides: VisibilityOverrides | None = None,
+    ) -> Mapping[SectionPath, str]:
+        """Render only the sections at ``paths`` (opened), with the bound params."""
+        return self._template.render_sections(
+            paths, *_merge(self._params, params), visibility_overrides=visibility_overrides
         )
 
     def _output_contract(self) -> tuple[object, StructuredOutput | None]:

@@ -12,6 +12,11 @@ from typing_extensions import TypeVar
 
 from weakincentives.errors import PromptRenderError, PromptValidationError
 from weakincentives.prompt._compile import Node, compile_tree
+from weakincentives.prompt._open_sections import (
+    OPEN_SECTIONS,
+    DisclosureMode,
+    open_sections_tool,
+)
 from weakincentives.prompt._output import StructuredOutput, structured_output_of
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._section import Section
@@ -46,8 +51,13 @@ class PromptTemplate(Generic[OutputT]):
         key: str,
         sections: Sequence[Section[Any]],
         name: str | None = None,
+        disclosure: DisclosureMode = "halt",
     ) -> None:
         problems = _check_identity(ns, key, name)
+        if disclosure not in ("halt", "inline"):
+            problems.append(
+                PromptValidationError(f"disclosure must be 'halt' or 'inline', got {disclosure!r}")
+            )
         resolved_name = key if name is None else name
         plan = compile_tree(tuple(sections), problems)
         if problems:
@@ -61,7 +71,15 @@ class PromptTemplate(Generic[OutputT]):
         self._params_types = plan.params_types
         self._tools = plan.tools
         self._descriptions = plan.tool_param_descriptions
+        self._descriptions_with_open_sections: Mapping[str, Mapping[str, str]] = MappingProxyType(
+            {
+                **plan.tool_param_descriptions,
+                OPEN_SECTIONS.name: OPEN_SECTIONS.spec.param_descriptions,
+            }
+        )
         self._output: tuple[object, StructuredOutput | None] | None = None
+        self._disclosure: DisclosureMode = disclosure
+        self._open_sections = open_sections_tool(disclosure)
 
     @property
     def ns(self) -> str:
@@ -82,6 +100,11 @@ class PromptTemplate(Generic[OutputT]):
     def sections(self) -> tuple[Section[Any], ...]:
         """The top-level sections in declaration order."""
         return self._sections
+
+    @property
+    def disclosure(self) -> DisclosureMode:
+        """How summarized sections open: ``halt`` (re-render) or ``inline`` (tool result)."""
+        return self._disclosure
 
     @property
     def params_types(self) -> tuple[type[Any], ...]:
@@ -140,19 +163,57 @@ class PromptTemplate(Generic[OutputT]):
         overrides = self._check_overrides(visibility_overrides)
         output_type, structured = output
         rendered = _render(self._nodes, given, overrides, self._name)
+        tools = rendered.tools
+        descriptions = self._descriptions
+        if SectionVisibility.SUMMARY in rendered.visibility.values():
+            tools = (*tools, self._open_sections)
+            descriptions = self._descriptions_with_open_sections
         return RenderedPrompt(
             ns=self._ns,
             key=self._key,
             name=self._name,
             text=rendered.text,
-            tools=rendered.tools,
+            tools=tools,
             hosted_tools=rendered.hosted_tools,
-            tool_param_descriptions=self._descriptions,
+            tool_param_descriptions=descriptions,
             output_type=output_type,
             structured_output=structured,
             visibility=rendered.visibility,
             visibility_overrides=overrides,
         )
+
+    def render_sections(
+        self,
+        paths: Sequence[SectionPath],
+        *params: object,
+        visibility_overrides: VisibilityOverrides | None = None,
+    ) -> Mapping[SectionPath, str]:
+        """Render only the subtrees at ``paths``, each opened to FULL.
+
+        The markdown is what the full prompt would show for those sections with them
+        opened (same heading numbers, children at their own visibility). Paths that
+        do not render (disabled, or inside a summarized ancestor) map to ``""``.
+        """
+        unknown = [path for path in paths if path not in self._by_path]
+        if unknown:
+            raise PromptRenderError(
+                f"no section at {unknown[0]!r} in prompt {self._name!r}",
+                section_path=unknown[0],
+            )
+        merged = dict(self._check_overrides(visibility_overrides))
+        merged.update(dict.fromkeys(paths, SectionVisibility.FULL))
+        rendered = _render(self._nodes, self._match_params(params), merged, self._name)
+        index_of = {node.path: index for index, node in enumerate(self._nodes)}
+        texts: dict[SectionPath, str] = {}
+        for path in paths:
+            start = index_of[path]
+            end = self._nodes[start].subtree_end
+            texts[path] = "\n\n".join(
+                chunk
+                for chunk, owner in zip(rendered.chunks, rendered.owners, strict=True)
+                if start <= owner < end
+            )
+        return MappingProxyType(texts)
 
     def _output_contract(self) -> tuple[object, StructuredOutput | None]:
         contract = self._output
@@ -239,6 +300,8 @@ def _check_identity(ns: object, key: object, name: object) -> list[PromptValidat
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Rendered:
     text: str
+    chunks: tuple[str, ...]
+    owners: tuple[int, ...]
     tools: tuple[Tool[Any, Any], ...]
     hosted_tools: tuple[HostedTool[Any], ...]
     visibility: Mapping[SectionPath, SectionVisibility]
@@ -249,6 +312,8 @@ class _Walk:
     """Mutable state of one render; never shared between renders."""
 
     chunks: list[str]
+    owners: list[int]
+    """For each chunk, the index of the node that produced it."""
     tools: list[Tool[Any, Any]]
     hosted: list[HostedTool[Any]]
     visibility: dict[SectionPath, SectionVisibility]
@@ -261,7 +326,7 @@ def _render(
     overrides: Mapping[SectionPath, SectionVisibility],
     prompt_name: str,
 ) -> _Rendered:
-    walk = _Walk(chunks=[], tools=[], hosted=[], visibility={}, missing=[])
+    walk = _Walk(chunks=[], owners=[], tools=[], hosted=[], visibility={}, missing=[])
     numbers = [""] * (max((node.depth for node in nodes), default=0) + 2)
     counters = [0] * len(numbers)
     index = 0
@@ -284,6 +349,7 @@ def _render(
         heading = f"{node.hashes} {number} {node.title}"
         visibility = overrides.get(node.path) or _declared_visibility(node, params)
         walk.visibility[node.path] = visibility
+        walk.owners.append(index)
         if visibility is SectionVisibility.SUMMARY:
             walk.chunks.append(_summary_chunk(node, heading, params))
             index = node.subtree_end
@@ -297,6 +363,8 @@ def _render(
         raise _missing_params_error(prompt_name, walk.missing)
     return _Rendered(
         text="\n\n".join(walk.chunks),
+        chunks=tuple(walk.chunks),
+        owners=tuple(walk.owners),
         tools=tuple(walk.tools),
         hosted_tools=tuple(walk.hosted),
         visibility=MappingProxyType(walk.visibility),

@@ -1,0 +1,224 @@
+"""The built-in ``open_sections`` tool: progressive disclosure of summarized sections.
+
+A prompt injects it (after every user tool) whenever at least one rendered section is
+summarized. Two variants exist, chosen per template with ``disclosure=``:
+
+- ``"halt"`` (default): the tool is terminal. It validates the request and returns an
+  :class:`OpenSectionsResult`; the loop stops the turn and the caller re-renders with
+  the requested overrides (see ``evaluate_with_disclosure``).
+- ``"inline"``: the tool returns the sections' full markdown as its result, in the
+  same turn; nothing is re-rendered and the evaluation goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from weakincentives.errors import ToolValidationError
+from weakincentives.prompt._rendered import RenderedPrompt
+from weakincentives.prompt._tool import Tool
+from weakincentives.prompt._tool_context import ToolContext
+from weakincentives.prompt._tool_result import ToolResult
+from weakincentives.prompt._visibility import (
+    SectionPath,
+    SectionVisibility,
+    dotted,
+    parse_dotted,
+)
+from weakincentives.serde import JSONValue
+
+__all__ = [
+    "OPEN_SECTIONS",
+    "OPEN_SECTIONS_INLINE",
+    "DisclosureMode",
+    "OpenSectionsParams",
+    "OpenSectionsResult",
+    "OpenedSections",
+    "open_sections_tool",
+]
+
+type DisclosureMode = Literal["halt", "inline"]
+"""How ``open_sections`` delivers content: end the turn for a re-render, or inline."""
+
+_MAX_REASON = 256
+
+
+@dataclass(slots=True, frozen=True)
+class OpenSectionsParams:
+    """Parameters for the open_sections tool."""
+
+    section_keys: tuple[str, ...] = field(
+        metadata={
+            "description": (
+                "Section keys to open. Each key identifies a summarized section. "
+                "Use the keys shown in section summaries. Nested sections use "
+                "dot notation (e.g., 'parent.child')."
+            ),
+            "min_length": 1,
+        },
+    )
+    reason: str = field(
+        metadata={
+            "description": (
+                "Brief explanation of why these sections need to be expanded. "
+                "Helps the caller understand the model's information needs."
+            ),
+            "max_length": _MAX_REASON,
+        },
+    )
+
+
+@dataclass(slots=True, frozen=True)
+class OpenSectionsResult:
+    """What the model asked to open: the overrides the caller should apply on retry."""
+
+    requested_overrides: Mapping[SectionPath, SectionVisibility]
+    """Each requested section path mapped to FULL."""
+    reason: str = ""
+    """The model's stated reason."""
+    visibility_state: Mapping[SectionPath, SectionVisibility] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Visibility of every rendered section when the tool was called."""
+
+    def render(self) -> str:
+        """Confirm the request to the model."""
+        keys = ", ".join(dotted(path) for path in self.requested_overrides)
+        return f"Sections requested for expansion: {keys}. Retry prompt with visibility overrides."
+
+    def telemetry(self) -> Mapping[str, JSONValue]:
+        """Facts added to the ``ToolInvoked`` event."""
+        return _telemetry(tuple(self.requested_overrides), self.reason, self.visibility_state)
+
+
+@dataclass(slots=True, frozen=True)
+class OpenedSections:
+    """The inline variant's result: the full markdown of each requested section."""
+
+    contents: Mapping[SectionPath, str]
+    reason: str = ""
+    visibility_state: Mapping[SectionPath, SectionVisibility] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    def render(self) -> str:
+        """The opened sections' markdown, in request order."""
+        return "\n\n".join(self.contents.values())
+
+    def telemetry(self) -> Mapping[str, JSONValue]:
+        """Facts added to the ``ToolInvoked`` event."""
+        return _telemetry(tuple(self.contents), self.reason, self.visibility_state)
+
+
+def _telemetry(
+    paths: tuple[SectionPath, ...],
+    reason: str,
+    state: Mapping[SectionPath, SectionVisibility],
+) -> Mapping[str, JSONValue]:
+    return {
+        "requested_sections": [dotted(path) for path in paths],
+        "reason": reason,
+        "current_visibility_state": {dotted(path): str(value) for path, value in state.items()},
+    }
+
+
+def _requested_paths(
+    params: OpenSectionsParams, rendered: RenderedPrompt[Any]
+) -> list[SectionPath]:
+    """Validate the keys against what is summarized right now; all problems at once."""
+    summarized = rendered.summarized_paths
+    valid = ", ".join(dotted(path) for path in summarized) or "none"
+    paths: list[SectionPath] = []
+    problems: list[str] = []
+    for key in params.section_keys:
+        path = parse_dotted(key)
+        if path in summarized:
+            if path not in paths:
+                paths.append(path)
+        elif rendered.visibility.get(path) is SectionVisibility.FULL:
+            problems.append(f"{key!r} is already shown in full")
+        else:
+            problems.append(f"{key!r} is not a summarized section of this prompt")
+    if problems:
+        raise ToolValidationError(
+            f"cannot open {'; '.join(problems)}. Summarized sections you can open: {valid}.",
+            tool_name="open_sections",
+            field_path="$.section_keys",
+        )
+    return paths
+
+
+def _rendered(context: ToolContext) -> RenderedPrompt[Any]:
+    rendered = context.rendered_prompt
+    if rendered is None:
+        raise ToolValidationError(
+            "open_sections needs the rendered prompt, and this call has none",
+            tool_name="open_sections",
+        )
+    return rendered
+
+
+def _message(paths: list[SectionPath], suffix: str) -> str:
+    keys = ", ".join(dotted(path) for path in paths)
+    noun = "section" if len(paths) == 1 else "sections"
+    return f"Opening {len(paths)} {noun}: {keys}. {suffix}"
+
+
+def _open_halting(
+    params: OpenSectionsParams, *, context: ToolContext
+) -> ToolResult[OpenSectionsResult]:
+    rendered = _rendered(context)
+    paths = _requested_paths(params, rendered)
+    result = OpenSectionsResult(
+        requested_overrides=MappingProxyType(dict.fromkeys(paths, SectionVisibility.FULL)),
+        reason=params.reason,
+        visibility_state=rendered.visibility,
+    )
+    return ToolResult(
+        message=_message(paths, "The prompt will be re-rendered with them open."),
+        value=result,
+    )
+
+
+def _open_inline(params: OpenSectionsParams, *, context: ToolContext) -> ToolResult[OpenedSections]:
+    rendered = _rendered(context)
+    paths = _requested_paths(params, rendered)
+    contents = context.prompt.render_sections(
+        paths, visibility_overrides=rendered.visibility_overrides
+    )
+    return ToolResult(
+        message=_message(paths, "Their full content follows."),
+        value=OpenedSections(
+            contents=contents, reason=params.reason, visibility_state=rendered.visibility
+        ),
+    )
+
+
+_DESCRIPTION = "Open summarized sections of this prompt to see their full content."
+
+OPEN_SECTIONS: Tool[OpenSectionsParams, OpenSectionsResult] = Tool(
+    name="open_sections",
+    description=_DESCRIPTION,
+    handler=_open_halting,
+    accepts_overrides=False,
+    terminal=True,
+)
+"""The halting variant: a successful call ends the turn with an ``OpenSectionsResult``."""
+
+OPEN_SECTIONS_INLINE: Tool[OpenSectionsParams, OpenedSections] = Tool(
+    name="open_sections",
+    description=_DESCRIPTION,
+    handler=_open_inline,
+    accepts_overrides=False,
+)
+"""The inline variant: the sections' markdown comes back as the tool result."""
+
+
+def open_sections_tool(
+    mode: DisclosureMode,
+) -> Tool[OpenSectionsParams, OpenSectionsResult] | Tool[OpenSectionsParams, OpenedSections]:
+    """The built-in tool for ``mode``."""
+    return OPEN_SECTIONS if mode == "halt" else OPEN_SECTIONS_INLINE

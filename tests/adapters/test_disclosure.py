@@ -1,0 +1,270 @@
+"""Progressive disclosure end to end on the offline adapter: halt, re-render, answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from weakincentives.adapters import (
+    OfflineAdapter,
+    ScriptedCall,
+    ScriptedTurn,
+    ToolOutputMessage,
+    evaluate_with_disclosure,
+    merge_overrides,
+)
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.prompt import (
+    MarkdownSection,
+    OpenSectionsResult,
+    PromptTemplate,
+    SectionVisibility,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
+from weakincentives.runtime import InProcessEventBus, Session, ToolInvoked
+
+
+@dataclass
+class TaskParams:
+    objective: str
+
+
+@dataclass
+class ContextParams:
+    project_name: str
+
+
+@dataclass(frozen=True)
+class Done:
+    ok: bool
+
+
+def finish(params: Done, *, context: ToolContext) -> ToolResult[Done]:
+    return ToolResult(message="done", value=params)
+
+
+def template(disclosure: str = "halt", *, extra_tool: bool = False) -> PromptTemplate[None]:
+    tools = [Tool(name="finish", description="Finish.", handler=finish, terminal=True)]
+    return PromptTemplate(
+        ns="agents/assistant",
+        key="task-executor",
+        name="task_executor",
+        disclosure=disclosure,  # type: ignore[arg-type]
+        sections=[
+            MarkdownSection[TaskParams](
+                title="Task",
+                template="Complete the following: ${objective}",
+                key="task",
+                tools=tools if extra_tool else (),
+            ),
+            MarkdownSection[ContextParams](
+                title="Project Context",
+                template="""
+                Detailed documentation for ${project_name}:
+                - Architecture overview
+                """,
+                summary="Documentation for ${project_name} is available.",
+                key="context",
+                visibility=SectionVisibility.SUMMARY,
+            ),
+            MarkdownSection(
+                title="Reference",
+                key="reference",
+                template="API signatures.",
+                summary="APIs exist.",
+                visibility=SectionVisibility.SUMMARY,
+            ),
+        ],
+    )
+
+
+PARAMS = (
+    TaskParams(objective="Refactor the authentication module"),
+    ContextParams(project_name="WeakIncentives"),
+)
+
+
+def open_call(
+    *keys: str, reason: str = "Need architecture details for refactoring"
+) -> ScriptedCall:
+    return ScriptedCall(
+        name="open_sections", arguments={"section_keys": list(keys), "reason": reason}
+    )
+
+
+class TestHaltingFlow:
+    def test_open_sections_halts_and_skips_the_rest_of_the_turn(self) -> None:
+        """The call ends the evaluation with the request on `response.halt`."""
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(
+                    tool_calls=(
+                        open_call("context"),
+                        ScriptedCall(name="finish", arguments={"ok": True}),
+                    )
+                )
+            ]
+        )
+        response = adapter.evaluate(template(extra_tool=True), *PARAMS)
+        assert response.halt is not None
+        assert isinstance(response.halt.value, OpenSectionsResult)
+        assert dict(response.halt.value.requested_overrides) == {
+            ("context",): SectionVisibility.FULL
+        }
+        assert [call.name for call in response.skipped_calls] == ["finish"]
+
+    def test_full_flow_reaches_expanded_content(self) -> None:
+        """Initial render -> open_sections -> retry with overrides -> full content is seen."""
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="Refactored.")]
+        )
+        response = evaluate_with_disclosure(adapter, template(), *PARAMS)
+        assert response.text == "Refactored."
+        first, second = (request.rendered.text for request in adapter.requests)
+        assert "Documentation for WeakIncentives is available." in first
+        assert "Detailed documentation for WeakIncentives:\n- Architecture overview" in second
+        assert response.rendered is not None
+        assert dict(response.rendered.visibility_overrides) == {
+            ("context",): SectionVisibility.FULL
+        }
+
+    def test_caller_overrides_merge_under_tool_requests(self) -> None:
+        """Tool requests win over the caller's overrides; other caller overrides stay."""
+        caller = {("context",): SectionVisibility.SUMMARY, ("reference",): SectionVisibility.FULL}
+        merged = merge_overrides(caller, {("context",): SectionVisibility.FULL})
+        assert merged == {
+            ("context",): SectionVisibility.FULL,
+            ("reference",): SectionVisibility.FULL,
+        }
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="ok")]
+        )
+        evaluate_with_disclosure(adapter, template(), *PARAMS, visibility_overrides=caller)
+        assert dict(adapter.requests[1].rendered.visibility_overrides) == merged
+        assert adapter.requests[1].rendered.tools == ()
+
+    def test_conservative_policy_opens_one_section_per_retry(self) -> None:
+        """Only the first requested section opens; the model asks again for the next."""
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(tool_calls=(open_call("context", "reference"),)),
+                ScriptedTurn(tool_calls=(open_call("reference"),)),
+                ScriptedTurn(text="ok"),
+            ]
+        )
+        evaluate_with_disclosure(adapter, template(), *PARAMS, policy="conservative")
+        assert [dict(r.rendered.visibility_overrides) for r in adapter.requests] == [
+            {},
+            {("context",): SectionVisibility.FULL},
+            {("context",): SectionVisibility.FULL, ("reference",): SectionVisibility.FULL},
+        ]
+
+    def test_batched_policy_remembers_opened_sections_across_evaluations(self) -> None:
+        """Sections opened in one evaluation start open in the next one of the session."""
+        bus = InProcessEventBus()
+        session = Session(bus=bus)
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(tool_calls=(open_call("context"),)),
+                ScriptedTurn(text="one"),
+                ScriptedTurn(text="two"),
+            ]
+        )
+        evaluate_with_disclosure(
+            adapter, template(), *PARAMS, bus=bus, session=session, policy="batched"
+        )
+        evaluate_with_disclosure(
+            adapter, template(), *PARAMS, bus=bus, session=session, policy="batched"
+        )
+        assert dict(adapter.requests[2].rendered.visibility_overrides) == {
+            ("context",): SectionVisibility.FULL
+        }
+        assert session.storage.keys() == ("disclosure_agents_assistant_task_executor",)
+
+    def test_retry_limit_is_a_tool_phase_error(self) -> None:
+        """A model that keeps asking is stopped after max_retries re-renders."""
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(tool_calls=(open_call("context"),)),
+                ScriptedTurn(tool_calls=(open_call("reference"),)),
+            ]
+        )
+        with pytest.raises(PromptEvaluationError) as caught:
+            evaluate_with_disclosure(adapter, template(), *PARAMS, max_retries=1)
+        assert caught.value.phase == "tool"
+        assert "still asked to open sections (reference) after 1 re-renders" in caught.value.message
+
+    def test_other_halts_are_returned_unchanged(self) -> None:
+        """A user terminal tool's halt is the caller's business, not a disclosure retry."""
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(ScriptedCall(name="finish", arguments={"ok": True}),))]
+        )
+        response = evaluate_with_disclosure(adapter, template(extra_tool=True), *PARAMS)
+        assert response.halt is not None
+        assert response.halt.tool_name == "finish"
+        assert len(adapter.requests) == 1
+
+    def test_unknown_policy_is_rejected(self) -> None:
+        """Policies are eager, conservative or batched."""
+        adapter = OfflineAdapter([ScriptedTurn(text="x")])
+        with pytest.raises(ValueError, match="got 'lazy'"):
+            evaluate_with_disclosure(adapter, template(), *PARAMS, policy="lazy")  # type: ignore[arg-type]
+
+    def test_invalid_request_goes_back_to_the_model(self) -> None:
+        """A bad key is a failed tool result listing valid keys; the model can retry."""
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(tool_calls=(open_call("history"),)),
+                ScriptedTurn(tool_calls=(open_call("context"),)),
+                ScriptedTurn(text="ok"),
+            ]
+        )
+        response = evaluate_with_disclosure(adapter, template(), *PARAMS)
+        assert response.text == "ok"
+        outputs = [
+            item for item in adapter.requests[1].history if isinstance(item, ToolOutputMessage)
+        ]
+        assert outputs[0].content.endswith("Summarized sections you can open: context, reference.")
+
+
+class TestTelemetry:
+    def test_tool_invoked_captures_the_expansion_request(self) -> None:
+        """ToolInvoked for open_sections carries keys, reason and visibility state."""
+        bus = InProcessEventBus()
+        session = Session(bus=bus)
+        adapter = OfflineAdapter([ScriptedTurn(tool_calls=(open_call("context", reason="why"),))])
+        adapter.evaluate(template(), *PARAMS, bus=bus, session=session)
+        (event,) = session.select(ToolInvoked)
+        assert dict(event.telemetry) == {
+            "requested_sections": ["context"],
+            "reason": "why",
+            "current_visibility_state": {
+                "task": "full",
+                "context": "summary",
+                "reference": "summary",
+            },
+        }
+        assert event.rendered_output == (
+            "Sections requested for expansion: context. Retry prompt with visibility overrides."
+        )
+
+
+class TestInlineFlow:
+    def test_inline_variant_delivers_content_in_the_same_evaluation(self) -> None:
+        """No halt, no re-render: the content arrives as the tool result."""
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="Refactored.")]
+        )
+        response = adapter.evaluate(template("inline"), *PARAMS)
+        assert response.halt is None
+        assert response.text == "Refactored."
+        (output,) = [i for i in adapter.requests[1].history if isinstance(i, ToolOutputMessage)]
+        assert output.content == (
+            "Opening 1 section: context. Their full content follows.\n\n"
+            "## 2 Project Context\nDetailed documentation for WeakIncentives:\n"
+            "- Architecture overview"
+        )
+        assert adapter.requests[1].rendered is adapter.requests[0].rendered
