@@ -19,6 +19,7 @@ from weakincentives.prompt import (
     MarkdownSection,
     OpenSectionsResult,
     PromptTemplate,
+    SectionPath,
     SectionVisibility,
     Tool,
     ToolContext,
@@ -133,7 +134,10 @@ class TestHaltingFlow:
 
     def test_caller_overrides_merge_under_tool_requests(self) -> None:
         """Tool requests win over the caller's overrides; other caller overrides stay."""
-        caller = {("context",): SectionVisibility.SUMMARY, ("reference",): SectionVisibility.FULL}
+        caller: dict[SectionPath, SectionVisibility] = {
+            ("context",): SectionVisibility.SUMMARY,
+            ("reference",): SectionVisibility.FULL,
+        }
         merged = merge_overrides(caller, {("context",): SectionVisibility.FULL})
         assert merged == {
             ("context",): SectionVisibility.FULL,
