@@ -18,6 +18,7 @@ from weakincentives.tools._web_search import (
     WebSearchStatus,
     web_search_tool,
 )
+from weakincentives.tools._web_search_section import WebSearchSection
 
 __all__ = [
     "WEB_SEARCH_KIND",
@@ -28,6 +29,7 @@ __all__ = [
     "WebSearchCall",
     "WebSearchConfig",
     "WebSearchResult",
+    "WebSearchSection",
     "WebSearchStatus",
     "web_search_tool",
 ]

@@ -18,7 +18,7 @@ from weakincentives.adapters._loop import LoopSettings, run_evaluation
 from weakincentives.adapters._response import PromptResponse
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
-from weakincentives.adapters.openai._errors import call_with_error_mapping
+from weakincentives.adapters.openai._errors import RawReply, call_with_error_mapping
 from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
 from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
@@ -141,7 +141,8 @@ class OpenAIAdapter:
         if request.deadline is not None:
             timeout = max((request.deadline - self._settings.clock()).total_seconds(), 0.001)
         # The body is assembled dynamically, so it cannot match the SDK's overloads statically.
-        create = cast("Callable[..., object]", self._client.responses.create)
+        # The raw variant keeps the SDK's retries and error mapping but skips its models.
+        create = cast("Callable[..., RawReply]", self._client.responses.with_raw_response.create)
         payload = call_with_error_mapping(
             self._sdk,
             lambda: create(**body, **({} if timeout is None else {"timeout": timeout})),

@@ -2,26 +2,47 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Protocol
 
 from weakincentives.errors import EvaluationPhase, PromptEvaluationError
 from weakincentives.serde import JSONValue
 
-__all__ = ["call_with_error_mapping"]
+__all__ = ["RawReply", "call_with_error_mapping"]
+
+
+class RawReply(Protocol):
+    """What ``client.responses.with_raw_response.create`` returns, as far as we read it."""
+
+    @property
+    def status_code(self) -> int:
+        """The HTTP status of the successful reply."""
+        ...
+
+    @property
+    def text(self) -> str:
+        """The reply body, decoded."""
+        ...
 
 
 def call_with_error_mapping(
-    sdk: ModuleType, send: Callable[[], Any], *, prompt_name: str
+    sdk: ModuleType, send: Callable[[], RawReply], *, prompt_name: str
 ) -> dict[str, JSONValue]:
-    """Call the SDK and return the response as JSON; SDK failures become typed errors.
+    """Call the SDK and return the reply body as JSON; SDK failures become typed errors.
 
     Transport and HTTP failures are phase ``request`` (with status and body when the
-    server answered); a reply the SDK cannot read is phase ``response``.
+    server answered); a reply body that is not a JSON object is phase ``response``.
+
+    The body is decoded here rather than through the SDK's models on purpose: the SDK
+    builds models without validation, so an item type it does not know yet comes back
+    as the wrong class, and dumping it again emits serializer warnings and adds fields
+    the server never sent. The raw JSON is exactly what the provider said, which is what
+    codecs parse, what the next round replays and what errors carry.
     """
     try:
-        response = send()
+        reply = send()
     except sdk.APITimeoutError as exc:
         raise _error("the request timed out", "request", {"error": "timeout"}, prompt_name) from exc
     except sdk.APIConnectionError as exc:
@@ -37,28 +58,23 @@ def call_with_error_mapping(
             {"status": status, "body": _jsonable(exc.body)},
             prompt_name,
         ) from exc
-    except sdk.APIResponseValidationError as exc:
-        raise _error(
-            f"the reply does not match the Responses API: {exc}",
-            "response",
-            {"body": _jsonable(exc.body)},
-            prompt_name,
-        ) from exc
+    text = reply.text
+    try:
+        body: object = json.loads(text)
     except ValueError as exc:
         raise _error(
-            f"the reply is not valid JSON: {exc}", "response", {"error": str(exc)}, prompt_name
-        ) from exc
-    dump = getattr(response, "model_dump", None)
-    if not callable(dump):
-        raise _error(
-            f"the SDK returned {type(response).__name__}, not a response model",
+            f"the reply is not valid JSON: {exc}",
             "response",
-            {"body": str(response)[:2000]},
+            {"status": reply.status_code, "body": text},
+            prompt_name,
+        ) from exc
+    if not isinstance(body, dict):
+        raise _error(
+            f"the reply is a JSON {type(body).__name__}, not an object",
+            "response",
+            {"status": reply.status_code, "body": _jsonable(body)},
             prompt_name,
         )
-    body: object = dump(mode="json")
-    if not isinstance(body, dict):
-        raise _error("the reply is not a JSON object", "response", {"body": str(body)}, prompt_name)
     return body
 
 
