@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = ["JSONObject", "JSONValue"]
 
 type JSONValue = bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None
@@ -11,6 +9,3 @@ type JSONValue = bool | int | float | str | list[JSONValue] | dict[str, JSONValu
 
 type JSONObject = dict[str, JSONValue]
 """A JSON object, such as a JSON Schema document or a dumped dataclass."""
-
-type AnyJSON = Any
-"""Internal: a JSON-shaped value whose exact shape is checked at run time."""
