@@ -1,0 +1,54 @@
+"""The ``python -m weakincentives`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from weakincentives._cli._demo import DemoOptions, run_demo
+from weakincentives.errors import WinkError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m weakincentives",
+        description="Typed prompts, typed tools and predictable adapters for LLM agents.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo",
+        help="run the on-call triage agent and print a transcript",
+        description=(
+            "Run the demo agent. Offline by default; --provider openai (or WINK_PROVIDER=openai) "
+            "uses the OpenAI Responses API with OPENAI_API_KEY, --model (or WINK_MODEL) and "
+            "--base-url (or OPENAI_BASE_URL) for any Responses-compatible server."
+        ),
+    )
+    demo.add_argument("--provider", choices=("offline", "openai"), default=None)
+    demo.add_argument("--model", default=None, help="model name for --provider openai")
+    demo.add_argument("--base-url", default=None, help="Responses API base URL")
+    demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    stream = out if out is not None else sys.stdout
+    arguments = _parser().parse_args(argv)
+    try:
+        if arguments.command == "demo":
+            options = DemoOptions.from_environment(
+                provider=arguments.provider,
+                model=arguments.model,
+                base_url=arguments.base_url,
+                show_prompt=not arguments.no_prompt,
+            )
+            return run_demo(options, stream)
+    except (WinkError, ValueError, ImportError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    raise AssertionError(f"unhandled command {arguments.command!r}")

@@ -1,0 +1,136 @@
+"""The offline stand-in for a model in the demo: a responder that reads the request.
+
+It behaves like a careful model would: it makes one mistake (a metrics window of 0)
+and recovers from the tool's error, opens the summarized runbook, searches the web
+and answers with a structured report. Decisions depend only on what the request
+shows, so the run is deterministic.
+"""
+
+from __future__ import annotations
+
+from weakincentives.adapters import AssistantMessage, ScriptedCall, ScriptedTurn, TurnRequest
+from weakincentives.prompt import SectionVisibility
+from weakincentives.serde import JSONValue
+
+__all__ = ["demo_responder"]
+
+_STATUS_URL = "https://status.payments.example.com/incidents/2026-11-22-latency"
+_STATUS_TEXT = "The payments provider reports no ongoing incident; its API latency is normal."
+
+
+def demo_responder(request: TurnRequest) -> ScriptedTurn:
+    """Play the model for one turn of the demo."""
+    runbook_open = request.rendered.visibility.get(("runbook",)) is SectionVisibility.FULL
+    turns = sum(isinstance(item, AssistantMessage) for item in request.history)
+    if not runbook_open:
+        return _investigate(turns)
+    return _conclude(turns)
+
+
+def _investigate(turns: int) -> ScriptedTurn:
+    if turns == 0:
+        return ScriptedTurn(
+            text="Checking latency and recent deploys.",
+            tool_calls=(
+                _call(
+                    "query_metrics",
+                    service="checkout-api",
+                    metric="latency_p99_ms",
+                    window_minutes=0,
+                ),
+                _call("recent_deploys", service="checkout-api"),
+            ),
+        )
+    if turns == 1:
+        return ScriptedTurn(
+            text="The window must be at least one minute; retrying with 60.",
+            tool_calls=(
+                _call(
+                    "query_metrics",
+                    service="checkout-api",
+                    metric="latency_p99_ms",
+                    window_minutes=60,
+                ),
+                _call(
+                    "query_metrics", service="checkout-api", metric="cpu_percent", window_minutes=60
+                ),
+            ),
+        )
+    return ScriptedTurn(
+        text="Latency jumped right after v412 with flat CPU; the runbook should say what to do.",
+        tool_calls=(
+            _call(
+                "open_sections",
+                section_keys=["runbook"],
+                reason="Need the latency procedure and severity levels",
+            ),
+        ),
+    )
+
+
+def _conclude(turns: int) -> ScriptedTurn:
+    if turns == 0:
+        return ScriptedTurn(
+            raw_items=_web_search_items(),
+            tool_calls=(
+                _call(
+                    "query_metrics", service="checkout-api", metric="error_rate", window_minutes=60
+                ),
+            ),
+        )
+    return ScriptedTurn(
+        output={
+            "severity": "sev2",
+            "suspected_cause": (
+                "Deploy v412 at 14:00 UTC: p99 latency rose from 180 ms to 2350 ms at "
+                "14:02 with flat CPU, and the payments provider reports no incident."
+            ),
+            "actions": [
+                "Roll back checkout-api to v411",
+                "Watch p99 until it stays under 300 ms for 15 minutes",
+                "Open a ticket for the v412 owners with the latency graph",
+            ],
+            "sources": [_STATUS_URL],
+        }
+    )
+
+
+def _call(name: str, **arguments: JSONValue) -> ScriptedCall:
+    return ScriptedCall(name=name, arguments=arguments)
+
+
+def _web_search_items() -> tuple[dict[str, JSONValue], ...]:
+    """A web search and its cited message, in the Responses API's item shapes."""
+    return (
+        {
+            "id": "ws_demo_1",
+            "type": "web_search_call",
+            "status": "completed",
+            "action": {
+                "type": "search",
+                "query": "payments provider status checkout latency",
+                "sources": [{"type": "url", "url": _STATUS_URL}],
+            },
+        },
+        {
+            "id": "msg_demo_1",
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [
+                {
+                    "type": "output_text",
+                    "text": _STATUS_TEXT,
+                    "annotations": [
+                        {
+                            "type": "url_citation",
+                            "url": _STATUS_URL,
+                            "title": "Payments status: all systems operational",
+                            "start_index": 0,
+                            "end_index": len(_STATUS_TEXT),
+                        }
+                    ],
+                }
+            ],
+        },
+    )

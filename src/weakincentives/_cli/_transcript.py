@@ -1,0 +1,72 @@
+"""A readable transcript of an evaluation, printed from the events on the bus."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import TextIO
+
+from weakincentives.runtime import EventBus, PromptExecuted, PromptRendered, ToolInvoked
+
+__all__ = ["Transcript"]
+
+_WIDTH = 96
+
+
+class Transcript:
+    """Subscribes to a bus and writes each step as it happens."""
+
+    def __init__(self, out: TextIO, *, show_prompt: bool = True) -> None:
+        self._out = out
+        self._show_prompt = show_prompt
+        self._evaluations = 0
+
+    def attach(self, bus: EventBus) -> None:
+        """Start printing the events published on ``bus``."""
+        bus.subscribe(PromptRendered, self.on_rendered)
+        bus.subscribe(ToolInvoked, self.on_tool)
+        bus.subscribe(PromptExecuted, self.on_executed)
+
+    def line(self, text: str = "") -> None:
+        """Write one line."""
+        self._out.write(text + "\n")
+
+    def heading(self, text: str) -> None:
+        """Write a section heading."""
+        self.line()
+        self.line(f"== {text} " + "=" * max(0, _WIDTH - len(text) - 4))
+
+    def on_rendered(self, event: PromptRendered) -> None:
+        """Show what the model reads and which tools it is offered."""
+        self._evaluations += 1
+        self.heading(f"Evaluation {self._evaluations}: what the model sees")
+        if self._show_prompt:
+            for line in event.text.splitlines():
+                self.line(f"  | {line}")
+        summarized = [".".join(p) for p, v in event.visibility.items() if v == "summary"]
+        self.line(f"  tools: {', '.join(event.tool_names) or 'none'}")
+        if event.hosted_tool_names:
+            self.line(f"  hosted tools: {', '.join(event.hosted_tool_names)}")
+        if summarized:
+            self.line(f"  summarized sections: {', '.join(summarized)}")
+        self.heading("Tool calls")
+
+    def on_tool(self, event: ToolInvoked) -> None:
+        """Show one tool call and what the model got back."""
+        mark = "ok " if event.success else "ERR"
+        arguments = (
+            json.dumps(event.arguments) if not isinstance(event.arguments, str) else event.arguments
+        )
+        self.line(f"  [{mark}] {event.name}({arguments})")
+        reply = event.result.model_content()
+        for line in textwrap.wrap(reply.replace("\n", " "), _WIDTH - 10) or [""]:
+            self.line(f"        -> {line}")
+
+    def on_executed(self, event: PromptExecuted) -> None:
+        """Show how the evaluation ended and what it cost."""
+        outcome = "halted to open sections" if event.halted else "answered"
+        usage = event.usage
+        self.line(
+            f"  {outcome} after {event.rounds} round(s), {event.tool_calls} tool call(s); "
+            f"tokens in {usage.input_tokens}, out {usage.output_tokens}"
+        )
