@@ -1,0 +1,61 @@
+"""Layers import downwards only: serde <- prompt <- runtime <- adapters (DESIGN.md).
+
+Imports inside ``if TYPE_CHECKING:`` blocks are exempt: they never run, and they let
+``ToolContext`` name the adapter and session types it carries.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "src" / "weakincentives"
+
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "serde": {"errors"},
+    "prompt": {"errors", "serde"},
+    "runtime": {"errors", "serde", "prompt"},
+    "tools": {"errors", "serde", "prompt"},
+    "discovery": {"errors", "serde", "prompt", "runtime"},
+    "adapters": {"errors", "serde", "prompt", "runtime", "tools"},
+}
+
+
+def _layer(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0].removesuffix(".py")
+
+
+def _runtime_imports(tree: ast.Module) -> set[str]:
+    targets: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.add(node.module)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    visit([child])
+
+    visit(tree.body)
+    return {target for target in targets if target.startswith("weakincentives.")}
+
+
+MODULES = sorted(path for path in PACKAGE.rglob("*.py") if _layer(path) in ALLOWED)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PACKAGE)) for p in MODULES])
+def test_module_imports_only_lower_layers(path: Path) -> None:
+    """A module may import its own layer and the layers below it, nothing above."""
+    layer = _layer(path)
+    imported = {target.split(".")[1] for target in _runtime_imports(ast.parse(path.read_text()))}
+    upward = sorted(imported - ALLOWED[layer] - {layer})
+    assert upward == [], f"{path.relative_to(PACKAGE)} ({layer}) imports {upward}"
