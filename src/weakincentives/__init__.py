@@ -1,19 +1,81 @@
-"""weakincentives: typed prompt trees, typed tools and predictable provider adapters."""
+"""weakincentives: typed prompt trees, typed tools and predictable provider adapters.
+
+The most used names are re-exported here; each subpackage (``prompt``, ``runtime``,
+``adapters``, ``tools``, ``discovery``, ``serde``) exports its full API.
+"""
 
 from __future__ import annotations
 
+from weakincentives.adapters import (
+    Halt,
+    OfflineAdapter,
+    PromptResponse,
+    ProviderAdapter,
+    ScriptedCall,
+    ScriptedTurn,
+    evaluate_with_disclosure,
+)
 from weakincentives.errors import (
+    ParseError,
     PromptEvaluationError,
     PromptRenderError,
     PromptValidationError,
     ToolValidationError,
     WinkError,
 )
+from weakincentives.prompt import (
+    MarkdownSection,
+    OpenSectionsResult,
+    Prompt,
+    PromptTemplate,
+    RenderedPrompt,
+    Section,
+    SectionPath,
+    SectionVisibility,
+    Tool,
+    ToolContext,
+    ToolResult,
+    tool,
+)
+from weakincentives.runtime import (
+    EventBus,
+    InProcessEventBus,
+    PromptExecuted,
+    PromptRendered,
+    Session,
+    ToolInvoked,
+)
 
 __all__ = [
+    "EventBus",
+    "Halt",
+    "InProcessEventBus",
+    "MarkdownSection",
+    "OfflineAdapter",
+    "OpenSectionsResult",
+    "ParseError",
+    "Prompt",
     "PromptEvaluationError",
+    "PromptExecuted",
     "PromptRenderError",
+    "PromptRendered",
+    "PromptResponse",
+    "PromptTemplate",
     "PromptValidationError",
+    "ProviderAdapter",
+    "RenderedPrompt",
+    "ScriptedCall",
+    "ScriptedTurn",
+    "Section",
+    "SectionPath",
+    "SectionVisibility",
+    "Session",
+    "Tool",
+    "ToolContext",
+    "ToolInvoked",
+    "ToolResult",
     "ToolValidationError",
     "WinkError",
+    "evaluate_with_disclosure",
+    "tool",
 ]
