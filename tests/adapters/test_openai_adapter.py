@@ -267,15 +267,38 @@ class TestFirstRequest:
     def test_request_options_are_sent_with_every_request(
         self, openai_loopback: OpenAILoopback
     ) -> None:
-        """``request_options`` reach the body of each round; model and input stay the adapter's."""
+        """``request_options`` reach the body of each round."""
         openai_loopback.reply(ok(load_response("weather_call")), ok(load_response("final_answer")))
-        adapter = openai_loopback.adapter(
-            request_options={"temperature": 0, "model": "ignored", "store": False}
-        )
+        adapter = openai_loopback.adapter(request_options={"temperature": 0, "store": False})
         adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert [
             (body["model"], body["temperature"], body["store"]) for body in openai_loopback.bodies
         ] == [("gpt-test", 0, False), ("gpt-test", 0, False)]
+
+    def test_tools_from_request_options_are_sent_after_the_prompts(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """A provider tool given in ``request_options`` joins the prompt's tools, not replaced."""
+        file_search: dict[str, JSONValue] = {"type": "file_search", "vector_store_ids": ["vs_1"]}
+        openai_loopback.reply(ok(load_response("final_answer")))
+        adapter = openai_loopback.adapter(request_options={"tools": [file_search]})
+        adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert openai_loopback.bodies[0]["tools"] == [WEATHER_SPEC, file_search]
+
+    def test_text_options_are_kept_next_to_the_output_format(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """``text`` settings such as verbosity survive the structured-output format."""
+        openai_loopback.reply(ok(load_response("itinerary_answer")))
+        adapter = openai_loopback.adapter(request_options={"text": {"verbosity": "low"}})
+        prompt = Prompt[Itinerary](
+            ns="travel",
+            key="itinerary",
+            sections=[MarkdownSection(title="Task", key="task", template="Plan it.")],
+        )
+        adapter.evaluate(prompt)
+        text = openai_loopback.bodies[0]["text"]
+        assert (text["verbosity"], text["format"]["name"]) == ("low", "Itinerary")
 
 
 class TestToolLoop:
@@ -416,30 +439,47 @@ class TestToolLoop:
         self, openai_loopback: OpenAILoopback
     ) -> None:
         """An output item type the SDK does not model is kept verbatim and replayed as sent."""
-        reasoning: dict[str, JSONValue] = {
-            "type": "reasoning",
-            "id": "rs_1",
-            "summary": [],
-            "status": None,
-        }
         novel: dict[str, JSONValue] = {
             "type": "future_item",
             "id": "fi_1",
             "payload": {"depth": 3, "note": None},
         }
         call = function_call_items("weather_call")[0]
-        openai_loopback.reply(
-            ok(response_body(reasoning, novel, call)), ok(load_response("final_answer"))
-        )
+        openai_loopback.reply(ok(response_body(novel, call)), ok(load_response("final_answer")))
         response = openai_loopback.adapter().evaluate(trip_prompt((WEATHER,)), TRIP)
         assert openai_loopback.bodies[1]["input"] == [
             user_message(),
-            {"type": "reasoning", "id": "rs_1", "summary": []},
             novel,
             call,
             call_output("call_weather_lisbon", LISBON_OUTPUT),
         ]
         assert response.text == FINAL_TEXT
+
+    def test_null_fields_are_replayed_because_some_are_required(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Explicit nulls go back as sent: ``code`` and ``outputs`` of a code interpreter
+        call are required-but-nullable input fields, so dropping them breaks the next request."""
+        reasoning: dict[str, JSONValue] = {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [],
+            "encrypted_content": None,
+        }
+        interpreter: dict[str, JSONValue] = {
+            "type": "code_interpreter_call",
+            "id": "ci_1",
+            "status": "failed",
+            "container_id": "cntr_1",
+            "code": None,
+            "outputs": None,
+        }
+        call = function_call_items("weather_call")[0]
+        openai_loopback.reply(
+            ok(response_body(reasoning, interpreter, call)), ok(load_response("final_answer"))
+        )
+        openai_loopback.adapter().evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert openai_loopback.bodies[1]["input"][1:3] == [reasoning, interpreter]
 
     def test_texts_of_several_messages_are_joined(self, openai_loopback: OpenAILoopback) -> None:
         """Every output_text part of every message counts towards the answer, in order."""

@@ -93,6 +93,38 @@ class TestConstruction:
             4,
         )
 
+    def test_request_options_the_adapter_owns_are_refused(self) -> None:
+        """Options that would be overwritten or clash are refused together, naming each fix."""
+        with pytest.raises(ConfigValidationError) as caught:
+            OpenAIAdapter(
+                model="gpt-test",
+                api_key="test-key",
+                request_options={
+                    "model": "other",
+                    "input": [],
+                    "timeout": 3,
+                    "stream": True,
+                    "tools": {"type": "file_search"},
+                    "include": "reasoning.encrypted_content",
+                    "text": "low",
+                    "temperature": 0,
+                },
+            )
+        assert caught.value.message == (
+            "OpenAIAdapter request_options cannot be used as given: "
+            "'model' is set by the adapter (pass model=); "
+            "'input' is built from the prompt; "
+            "'timeout' is a client setting (pass timeout=, or evaluate(deadline=)); "
+            "'stream' is not supported (the adapter reads whole responses); "
+            "'tools' must be a list (it is added to the prompt's tools); "
+            "'include' must be a list (it is added to the hosted tools' includes); "
+            "'text' must be an object (the output format is added to it)"
+        )
+        assert (caught.value.config_type, caught.value.field_name) == (
+            OpenAIAdapter,
+            "request_options",
+        )
+
     def test_codec_registry_can_be_replaced(self) -> None:
         """A caller's registry is used as given (here: web search only)."""
         adapter = OpenAIAdapter(

@@ -365,8 +365,19 @@ class TestUninterpretableReplies:
                 {"status": "incomplete", "incomplete_details": None},
                 "the response is incomplete (no reason given)",
             ),
+            ({"status": "queued"}, "the response has status 'queued', not 'completed'"),
+            ({"status": "in_progress"}, "the response has status 'in_progress', not 'completed'"),
+            ({"status": "cancelled"}, "the response has status 'cancelled', not 'completed'"),
         ],
-        ids=["failed", "failed-no-details", "incomplete", "incomplete-no-reason"],
+        ids=[
+            "failed",
+            "failed-no-details",
+            "incomplete",
+            "incomplete-no-reason",
+            "queued",
+            "in-progress",
+            "cancelled",
+        ],
     )
     def test_failed_or_incomplete_responses_are_response_errors(
         self, openai_loopback: OpenAILoopback, extra: dict[str, JSONValue], message: str
@@ -386,3 +397,11 @@ class TestUninterpretableReplies:
         with pytest.raises(PromptEvaluationError, match="a message item has no content list"):
             evaluate_trip(openai_loopback.adapter())
         assert len(openai_loopback.requests) == 2
+
+    def test_body_without_status_is_read(self, openai_loopback: OpenAILoopback) -> None:
+        """Responses-compatible servers that omit ``status`` are taken at their output."""
+        body = response_body(*load_output("final_answer"))
+        del body["status"]
+        openai_loopback.reply(ok(body))
+        response = openai_loopback.adapter().evaluate(trip_prompt(()), TRIP)
+        assert response.text == "Lisbon will be sunny at 24 °C, and 200 EUR is about 216 USD."

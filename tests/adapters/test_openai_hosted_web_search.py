@@ -337,6 +337,24 @@ class TestSearchInTheToolLoop:
             )
         }
 
+    def test_caller_includes_are_kept_with_the_search_include(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """An ``include`` from ``request_options`` is merged with the tool's, without repeats."""
+        openai_loopback.reply(ok(load_response("final_answer")))
+        adapter = openai_loopback.adapter(
+            request_options={
+                "store": False,
+                "include": ["reasoning.encrypted_content", "web_search_call.action.sources"],
+            }
+        )
+        prompt = Prompt(ns="research", key="lookup", sections=[task("Hi."), WebSearchSection()])
+        adapter.evaluate(prompt)
+        assert openai_loopback.bodies[0]["include"] == [
+            "reasoning.encrypted_content",
+            "web_search_call.action.sources",
+        ]
+
     def test_unused_search_has_no_output(self, openai_loopback: OpenAILoopback) -> None:
         """When the model answers without searching, ``hosted_outputs`` stays empty."""
         openai_loopback.reply(ok(load_response("final_answer")))

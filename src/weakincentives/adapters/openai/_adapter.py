@@ -40,6 +40,37 @@ def _require_openai() -> ModuleType:
         ) from exc
 
 
+# Request options the adapter sets itself, and why a caller cannot.
+_RESERVED_OPTIONS: dict[str, str] = {
+    "model": "is set by the adapter (pass model=)",
+    "input": "is built from the prompt",
+    "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
+    "stream": "is not supported (the adapter reads whole responses)",
+}
+# Request options the adapter extends, and the JSON type they must have.
+_MERGED_OPTIONS: tuple[tuple[str, type[object], str], ...] = (
+    ("tools", list, "must be a list (it is added to the prompt's tools)"),
+    ("include", list, "must be a list (it is added to the hosted tools' includes)"),
+    ("text", dict, "must be an object (the output format is added to it)"),
+)
+
+
+def _check_request_options(options: Mapping[str, JSONValue]) -> None:
+    problems = [f"{key!r} {why}" for key, why in _RESERVED_OPTIONS.items() if key in options]
+    problems.extend(
+        f"{key!r} {why}"
+        for key, expected, why in _MERGED_OPTIONS
+        if key in options and not isinstance(options[key], expected)
+    )
+    if problems:
+        raise ConfigValidationError(
+            "OpenAIAdapter request_options cannot be used as given: " + "; ".join(problems),
+            config_type=OpenAIAdapter,
+            field_name="request_options",
+            value=dict(options),
+        )
+
+
 class OpenAIAdapter:
     """Evaluate prompts with OpenAI's Responses API (``client.responses.create``).
 
@@ -47,7 +78,9 @@ class OpenAIAdapter:
     ``client`` to control everything yourself; otherwise one is built from
     ``api_key`` (default: ``OPENAI_API_KEY``), ``base_url``, ``timeout`` and
     ``max_retries``. ``request_options`` are added to every request (for example
-    ``{"temperature": 0}``).
+    ``{"temperature": 0}``); their ``tools``, ``include`` and ``text`` are merged
+    with what the prompt needs, and the keys the adapter owns (``model``,
+    ``input``, ``timeout``, ``stream``) are refused at construction.
     """
 
     def __init__(
@@ -72,6 +105,8 @@ class OpenAIAdapter:
                 field_name="model",
                 value=model,
             )
+        options = dict(request_options or {})
+        _check_request_options(options)
         self._sdk = _require_openai()
         self._model = model
         self._client = (
@@ -81,7 +116,7 @@ class OpenAIAdapter:
                 api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
             )
         )
-        self._options = dict(request_options or {})
+        self._options = options
         self._codecs = dict(
             default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
         )

@@ -39,28 +39,42 @@ def function_tool(tool: Tool[Any, Any]) -> Body:
 def build_request_body(
     request: TurnRequest, *, model: str, options: Mapping[str, JSONValue]
 ) -> Body:
-    """The keyword arguments of ``client.responses.create`` for one turn."""
+    """The keyword arguments of ``client.responses.create`` for one turn.
+
+    ``options`` (already checked by the adapter) are merged, never overwritten:
+    their ``tools`` follow the prompt's, their ``include`` entries come first, and
+    their ``text`` settings sit next to the output format.
+    """
     body: Body = dict(options)
     body["model"] = model
     body["input"] = [item for entry in request.history for item in _input_items(entry)]
     tools: list[JSONValue] = [function_tool(tool) for tool in request.rendered.tools]
     tools.extend(dict(spec) for spec in request.hosted_tools)
+    tools.extend(_list_option(options, "tools"))
     if tools:
         body["tools"] = tools
-    includes = openai_includes(request.rendered.hosted_tools)
+    includes = dict.fromkeys(_list_option(options, "include"))
+    includes.update(dict.fromkeys(openai_includes(request.rendered.hosted_tools)))
     if includes:
         body["include"] = list(includes)
     schema = request.output_schema
     if schema is not None:
+        text = options.get("text")
         body["text"] = {
+            **(text if isinstance(text, dict) else {}),
             "format": {
                 "type": "json_schema",
                 "name": schema.name,
                 "schema": schema.schema,
                 "strict": schema.strict,
-            }
+            },
         }
     return body
+
+
+def _list_option(options: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
+    value = options.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _input_items(entry: ConversationItem) -> Sequence[JSONValue]:
@@ -74,8 +88,14 @@ def _input_items(entry: ConversationItem) -> Sequence[JSONValue]:
 
 
 def _replayable(item: Mapping[str, JSONValue]) -> JSONValue:
-    """An output item as an input item: the same shape, without null fields."""
-    return {key: value for key, value in item.items() if value is not None}
+    """An output item as an input item: exactly as the provider sent it.
+
+    Items are the reply's raw JSON, so replaying them verbatim is what the SDK does for
+    ``input += response.output``. Nulls stay: some input fields are required but
+    nullable (a code interpreter call's ``code`` and ``outputs``), so dropping them
+    would make the next request invalid.
+    """
+    return dict(item)
 
 
 def parse_response_body(
@@ -125,6 +145,11 @@ def _status_problem(payload: Mapping[str, JSONValue]) -> str | None:
         details = payload.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
         return f"the response is incomplete ({reason or 'no reason given'})"
+    # A queued, in-progress or cancelled response has no answer yet; reading its empty
+    # output would pass off nothing as the model's reply. Compatible servers may omit
+    # the status altogether, which is taken as complete.
+    if status is not None and status != "completed":
+        return f"the response has status {status!r}, not 'completed'"
     return None
 
 
