@@ -208,18 +208,55 @@ class TestTransportErrors:
         (request,) = openai_loopback.requests
         assert request.headers["x-stainless-read-timeout"] == "0.2"
 
-    def test_deadline_bounds_the_request_timeout(
-        self, openai_loopback: OpenAILoopback, clock: FakeClock
+    @pytest.mark.parametrize(
+        ("client_timeout", "deadline_in", "applied"),
+        [
+            (10.0, 0.2, 0.2),
+            (0.2, 3.0, 0.2),
+            ("sdk-timeout-5s", 0.2, 0.2),
+            ("sdk-timeout-0.2s", 3.0, 0.2),
+            ("sdk-read-timeout-only", 3.0, 0.2),
+            (None, 0.2, 0.2),
+        ],
+        ids=[
+            "deadline-sooner",
+            "client-sooner",
+            "sdk-timeout-deadline-sooner",
+            "sdk-timeout-sooner",
+            "sdk-read-timeout-only",
+            "no-client-timeout",
+        ],
+    )
+    def test_deadline_only_ever_shortens_the_request_timeout(
+        self,
+        openai_loopback: OpenAILoopback,
+        clock: FakeClock,
+        client_timeout: float | str | None,
+        deadline_in: float,
+        applied: float,
     ) -> None:
-        """A deadline 0.2 s away times the request out even though the client allows 10 s."""
+        """The request waits for the sooner of the deadline and the client's own timeout."""
+        timeouts = {
+            "sdk-timeout-5s": openai.Timeout(5.0, connect=1.0),
+            "sdk-timeout-0.2s": openai.Timeout(0.2, connect=1.0),
+            "sdk-read-timeout-only": openai.Timeout(None, read=0.2),
+        }
+        client = openai.OpenAI(
+            api_key="test-key",
+            base_url=openai_loopback.base_url,
+            max_retries=0,
+            timeout=timeouts[client_timeout] if isinstance(client_timeout, str) else client_timeout,
+        )
+        adapter = OpenAIAdapter(model="gpt-test", client=client, clock=clock)
         openai_loopback.reply(HANG)
-        adapter = openai_loopback.adapter(timeout=10.0, clock=clock)
-        deadline = clock.now + timedelta(milliseconds=200)
+        deadline = clock.now + timedelta(seconds=deadline_in)
         with pytest.raises(PromptEvaluationError, match="the request timed out"):
             adapter.evaluate(trip_prompt((WEATHER,)), TRIP, deadline=deadline)
         (request,) = openai_loopback.requests
         # The SDK announces the read timeout it applies; the fake clock ticks 1 ms per reading.
-        assert float(request.headers["x-stainless-read-timeout"]) == pytest.approx(0.2, abs=0.01)
+        assert float(request.headers["x-stainless-read-timeout"]) == pytest.approx(
+            applied, abs=0.01
+        )
 
     def test_passed_deadline_sends_nothing(
         self, openai_loopback: OpenAILoopback, clock: FakeClock

@@ -174,7 +174,8 @@ class OpenAIAdapter:
         body = build_request_body(request, model=self._model, options=self._options)
         timeout = None
         if request.deadline is not None:
-            timeout = max((request.deadline - self._settings.clock()).total_seconds(), 0.001)
+            remaining = max((request.deadline - self._settings.clock()).total_seconds(), 0.001)
+            timeout = self._bounded_timeout(remaining)
         # The body is assembled dynamically, so it cannot match the SDK's overloads statically.
         # The raw variant keeps the SDK's retries and error mapping but skips its models.
         create = cast("Callable[..., RawReply]", self._client.responses.with_raw_response.create)
@@ -184,6 +185,24 @@ class OpenAIAdapter:
             prompt_name=request.prompt_name,
         )
         return parse_response_body(payload, request=body, prompt_name=request.prompt_name)
+
+    def _bounded_timeout(self, remaining: float) -> object:
+        """The client's timeout, shortened (never lengthened) to the time left before a deadline.
+
+        A per-request timeout replaces the client's, so it must be the sooner of the two.
+        """
+        configured: object = self._client.timeout
+        if isinstance(configured, int | float):
+            return min(float(configured), remaining)
+        if isinstance(configured, self._sdk.Timeout):
+            # connect/read/write/pool may each be None (no limit); bound every one of them.
+            limits = {
+                phase: remaining if limit is None else min(limit, remaining)
+                for phase in ("connect", "read", "write", "pool")
+                for limit in (getattr(configured, phase),)
+            }
+            return self._sdk.Timeout(**limits)
+        return remaining
 
     def _build_client(
         self,
