@@ -513,6 +513,47 @@ class TestToolLoop:
         assert response.usage == TokenUsage()
 
 
+def finish_plan(params: CityParams, *, context: ToolContext) -> ToolResult[str]:
+    """Hand the plan back to the caller."""
+    return ToolResult(message="Plan ready", value=params.city)
+
+
+FINISH = Tool(
+    name="finish_plan",
+    description="Hand the plan back to the caller.",
+    handler=finish_plan,
+    terminal=True,
+)
+
+
+class TestHalt:
+    def test_terminal_tool_ends_the_evaluation_without_another_request(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """A successful terminal call halts: later calls in the reply are skipped, not sent."""
+        finish: dict[str, JSONValue] = {
+            "type": "function_call",
+            "id": "fc_finish",
+            "call_id": "call_finish",
+            "name": "finish_plan",
+            "arguments": '{"city": "Lisbon"}',
+            "status": "completed",
+        }
+        weather = function_call_items("weather_call")[0]
+        openai_loopback.reply(ok(response_body(finish, weather)))
+        response = openai_loopback.adapter().evaluate(trip_prompt((WEATHER, FINISH)), TRIP)
+        assert len(openai_loopback.requests) == 1
+        assert response.halt is not None
+        assert (response.halt.tool_name, response.halt.call_id, response.halt.value) == (
+            "finish_plan",
+            "call_finish",
+            "Lisbon",
+        )
+        assert [call.call_id for call in response.skipped_calls] == ["call_weather_lisbon"]
+        assert [execution.call.name for execution in response.tool_calls] == ["finish_plan"]
+        assert (response.text, response.output, response.rounds) == ("", None, 1)
+
+
 class TestEvents:
     def test_session_records_rendered_invoked_and_executed(
         self,
