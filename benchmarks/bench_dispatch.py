@@ -1,0 +1,389 @@
+"""Per-call tool dispatch cost, as ratios to pydantic-core in the same process.
+
+One call: a JSON argument payload for a six-field params dataclass (one field a
+list of nested objects) is parsed, a trivial handler runs, and its result is
+rendered to JSON text. The rows build up from the parser alone to the whole
+``execute_tool_call`` path (tool lookup, ``ToolContext``, the ``ToolInvoked`` event
+published on a real ``InProcessEventBus`` to a real ``Session``), so a reader can
+see where the time goes. Two baselines: ``TypeAdapter.validate_json`` alone, and
+validate_json + the same handler + ``dump_json`` of an equivalent pydantic result.
+The goal is ``execute_tool_call`` within 3x of pydantic-core on dispatch.
+
+A session appends every event to a tuple, so the full path is timed on a session
+that is reset every ``SESSION_BATCH`` calls, and once more on a session already
+holding ``LONG_SESSION`` events (what a long-running agent's session looks like).
+
+Run: ``.venv/bin/python benchmarks/bench_dispatch.py`` (needs the ``bench`` extra).
+Add ``--profile`` to print the cProfile hot spots of ``execute_tool_call``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import pstats
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
+
+import pydantic
+
+from weakincentives.prompt import (
+    MarkdownSection,
+    Prompt,
+    Tool,
+    ToolContext,
+    ToolInvocationContext,
+    ToolResult,
+    build_tool_context,
+)
+from weakincentives.runtime import (
+    ExecutionScope,
+    InProcessEventBus,
+    Session,
+    ToolCall,
+    ToolInvoked,
+    ToolTelemetry,
+    execute_tool_call,
+)
+from weakincentives.serde import parse_json
+
+REPEATS = 7
+CALLS = 5_000
+SESSION_BATCH = 100
+LONG_SESSION = 10_000
+LONG_CALLS = 1_000
+type Priority = Literal["low", "normal", "high"]
+
+
+# --- the tool, as a library user writes it ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LineItem:
+    """One line of an order."""
+
+    sku: str = field(metadata={"description": "Stock keeping unit", "min_length": 1})
+    quantity: int = field(metadata={"ge": 1})
+    price: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OrderParams:
+    """Arguments of the ``place_order`` tool."""
+
+    customer_id: str = field(metadata={"description": "Customer identifier", "min_length": 1})
+    items: tuple[LineItem, ...]
+    priority: Priority = "normal"
+    note: str | None = None
+    express: bool = False
+    discount: float = field(default=0.0, metadata={"ge": 0, "le": 1})
+
+
+@dataclass(frozen=True, slots=True)
+class OrderSummary:
+    """What ``place_order`` reports back."""
+
+    customer_id: str
+    lines: int
+    total: float
+    priority: Priority
+
+
+class _Line(Protocol):
+    @property
+    def quantity(self) -> int: ...
+    @property
+    def price(self) -> float: ...
+
+
+def order_total(items: Iterable[_Line], discount: float) -> float:
+    """The handler's whole job, shared by both paths so they do the same work."""
+    return round(sum(item.quantity * item.price for item in items) * (1 - discount), 2)
+
+
+def place_order(params: OrderParams, *, context: ToolContext) -> ToolResult[OrderSummary]:
+    return ToolResult(
+        message="Order placed.",
+        value=OrderSummary(
+            customer_id=params.customer_id,
+            lines=len(params.items),
+            total=order_total(params.items, params.discount),
+            priority=params.priority,
+        ),
+    )
+
+
+TOOL = Tool(name="place_order", description="Place an order.", handler=place_order)
+
+
+# --- the pydantic equivalent -----------------------------------------------------------------
+
+
+class LineItemModel(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    sku: str = pydantic.Field(description="Stock keeping unit", min_length=1)
+    quantity: int = pydantic.Field(ge=1)
+    price: float = 0.0
+
+
+class OrderModel(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    customer_id: str = pydantic.Field(description="Customer identifier", min_length=1)
+    items: tuple[LineItemModel, ...]
+    priority: Priority = "normal"
+    note: str | None = None
+    express: bool = False
+    discount: float = pydantic.Field(default=0.0, ge=0, le=1)
+
+
+class OrderSummaryModel(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True)
+    customer_id: str
+    lines: int
+    total: float
+    priority: Priority
+
+
+def place_order_pydantic(params: OrderModel) -> OrderSummaryModel:
+    return OrderSummaryModel(
+        customer_id=params.customer_id,
+        lines=len(params.items),
+        total=order_total(params.items, params.discount),
+        priority=params.priority,
+    )
+
+
+PAYLOAD = json.dumps(
+    {
+        "customer_id": "c-42",
+        "items": [
+            {"sku": "apple", "quantity": 3, "price": 0.5},
+            {"sku": "pear", "quantity": 1, "price": 0.75},
+            {"sku": "plum", "quantity": 12, "price": 0.2},
+        ],
+        "priority": "high",
+        "note": "leave at the door",
+        "express": True,
+        "discount": 0.1,
+    }
+)
+
+
+# --- timing ----------------------------------------------------------------------------------
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One timed row: ``n`` calls of ``action``, split into batches of ``batch`` calls.
+
+    ``reset`` runs untimed before every batch (to keep a session small); ``before``
+    runs untimed once before each repeat (to build a large one).
+    """
+
+    name: str
+    action: Callable[[], object]
+    n: int = CALLS
+    batch: int = CALLS
+    reset: Callable[[], None] = _nothing
+    before: Callable[[], None] = _nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    n: int
+    total_ms: float
+
+
+def measure(cases: Sequence[Case]) -> list[Row]:
+    """Best total time of each case over REPEATS rounds.
+
+    Rounds interleave the cases, so a burst of load on a shared machine slows
+    every row a little instead of one row a lot.
+    """
+    best = [float("inf")] * len(cases)
+    for _ in range(REPEATS):
+        for index, case in enumerate(cases):
+            case.before()
+            elapsed = 0.0
+            for _ in range(case.n // case.batch):
+                case.reset()
+                start = time.perf_counter()
+                for _ in range(case.batch):
+                    case.action()
+                elapsed += time.perf_counter() - start
+            best[index] = min(best[index], elapsed)
+    return [Row(case.name, case.n, ms * 1000) for case, ms in zip(cases, best, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """A real bus and session, a prompt exposing the tool, and the scope of one evaluation."""
+
+    bus: InProcessEventBus
+    session: Session
+    scope: ExecutionScope
+    call: ToolCall
+
+
+def build_world() -> World:
+    prompt: Prompt[None] = Prompt(
+        ns="bench",
+        key="dispatch",
+        sections=[MarkdownSection(title="Orders", template="Place orders.", tools=[TOOL])],
+    )
+    bus = InProcessEventBus()
+    session = Session(bus=bus)
+    scope = ExecutionScope(
+        prompt=prompt,
+        session=session,
+        bus=bus,
+        rendered=prompt.render(),
+        adapter_name="bench",
+        evaluation_id="eval-1",
+    )
+    call = ToolCall(call_id="call-1", name="place_order", arguments=PAYLOAD)
+    return World(bus=bus, session=session, scope=scope, call=call)
+
+
+def check_equivalent(world: World, adapter: pydantic.TypeAdapter[OrderModel]) -> None:
+    """Both paths must read the same payload and write the same answer."""
+    execution = execute_tool_call(world.call, world.scope)
+    assert execution.result.success, execution.result.message
+    ours = json.loads(execution.result.render())
+    theirs = json.loads(place_order_pydantic(adapter.validate_json(PAYLOAD)).model_dump_json())
+    assert ours == theirs == {"customer_id": "c-42", "lines": 3, "total": 4.19, "priority": "high"}
+    assert len(world.session.select(ToolInvoked)) == 1
+    world.session.reset()
+
+
+def print_rows(title: str, rows: Iterable[Row], validate: Row, pydantic_path: Row) -> None:
+    """Ratios compare per-call time with validate_json alone and with the pydantic path."""
+    print(title)
+    print(f"{'name':<46}{'n':>6}{'best_ms':>10}{'us/call':>9}{'x_valid':>9}{'x_pyd_path':>11}")
+    per_validate = validate.total_ms / validate.n
+    per_path = pydantic_path.total_ms / pydantic_path.n
+    for row in rows:
+        per_call = row.total_ms / row.n
+        print(
+            f"{row.name:<46}{row.n:>6}{row.total_ms:>10.2f}{per_call * 1000:>9.2f}"
+            f"{per_call / per_validate:>9.2f}{per_call / per_path:>11.2f}"
+        )
+
+
+def profile(world: World) -> None:
+    """Print where ``execute_tool_call`` spends its time (own time, then cumulative)."""
+    profiler = cProfile.Profile()
+    for _ in range(CALLS // SESSION_BATCH):
+        world.session.reset()
+        profiler.enable()
+        for _ in range(SESSION_BATCH):
+            execute_tool_call(world.call, world.scope)
+        profiler.disable()
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.strip_dirs().sort_stats("tottime").print_stats(15)
+    stats.sort_stats("cumulative").print_stats(25)
+
+
+def main() -> None:
+    adapter: pydantic.TypeAdapter[OrderModel] = pydantic.TypeAdapter(OrderModel)
+    summary_adapter = pydantic.TypeAdapter(OrderSummaryModel)
+    world = build_world()
+    check_equivalent(world, adapter)
+    scope, call, session, bus = world.scope, world.call, world.session, world.bus
+
+    # Built once: this row leaves out the per-call context, event and session work.
+    context = build_tool_context(prompt=scope.prompt, tool=TOOL, session=session, event_bus=bus)
+
+    def ours_no_events() -> str:
+        params = parse_json(OrderParams, PAYLOAD)
+        return place_order(params, context=context).render()
+
+    def pydantic_full() -> bytes:
+        return summary_adapter.dump_json(place_order_pydantic(adapter.validate_json(PAYLOAD)))
+
+    def fill_session() -> None:
+        session.reset()
+        for _ in range(LONG_SESSION):
+            execute_tool_call(call, scope)
+
+    silent_scope = replace(scope, bus=InProcessEventBus())
+    execution = execute_tool_call(call, scope)
+    event, value = execution.event, execution.result.value
+    summary = place_order_pydantic(adapter.validate_json(PAYLOAD))
+
+    path = measure(
+        [
+            Case(name="pydantic validate_json", action=lambda: adapter.validate_json(PAYLOAD)),
+            Case(name="pydantic validate + handler + dump_json", action=pydantic_full),
+            Case(name="json.loads alone", action=lambda: json.loads(PAYLOAD)),
+            Case(name="serde.parse_json", action=lambda: parse_json(OrderParams, PAYLOAD)),
+            Case(name="parse_json + handler + ToolResult.render", action=ours_no_events),
+            Case(
+                name="execute_tool_call, bus without subscribers",
+                action=lambda: execute_tool_call(call, silent_scope),
+            ),
+            Case(
+                name=f"execute_tool_call (session reset every {SESSION_BATCH})",
+                action=lambda: execute_tool_call(call, scope),
+                batch=SESSION_BATCH,
+                reset=session.reset,
+            ),
+            Case(
+                name=f"execute_tool_call ({LONG_SESSION // 1000}k events in session)",
+                action=lambda: execute_tool_call(call, scope),
+                n=LONG_CALLS,
+                batch=LONG_CALLS,
+                before=fill_session,
+            ),
+        ]
+    )
+    validate, pydantic_path = path[0], path[1]
+    pieces = measure(
+        [
+            Case(
+                name="build_tool_context (+ ToolInvocationContext)",
+                action=lambda: build_tool_context(
+                    prompt=scope.prompt,
+                    tool=TOOL,
+                    session=session,
+                    event_bus=bus,
+                    invocation=ToolInvocationContext(
+                        invocation_id=call.call_id, timestamp=event.started_at
+                    ),
+                    rendered_prompt=scope.rendered,
+                ),
+            ),
+            Case(
+                name="isinstance(value, ToolTelemetry)",
+                action=lambda: isinstance(value, ToolTelemetry),
+            ),
+            Case(name="ToolResult.render", action=execution.result.render),
+            Case(
+                name="pydantic dump_json of the result",
+                action=lambda: summary_adapter.dump_json(summary),
+            ),
+            Case(
+                name=f"bus.publish(ToolInvoked), reset every {SESSION_BATCH}",
+                action=lambda: bus.publish(event),
+                batch=SESSION_BATCH,
+                reset=session.reset,
+            ),
+        ]
+    )
+    print_rows("== dispatch, built up piece by piece", path, validate, pydantic_path)
+    print()
+    print_rows("== pieces of execute_tool_call, each alone", pieces, validate, pydantic_path)
+    if "--profile" in sys.argv:
+        profile(world)
+
+
+if __name__ == "__main__":
+    main()
