@@ -196,11 +196,10 @@ class OpenAIAdapter:
             return min(float(configured), remaining)
         if isinstance(configured, self._sdk.Timeout):
             # connect/read/write/pool may each be None (no limit); bound every one of them.
-            limits = {
-                phase: remaining if limit is None else min(limit, remaining)
-                for phase in ("connect", "read", "write", "pool")
-                for limit in (getattr(configured, phase),)
-            }
+            limits: dict[str, float] = {}
+            for phase in ("connect", "read", "write", "pool"):
+                limit = getattr(configured, phase)
+                limits[phase] = remaining if limit is None else min(limit, remaining)
             return self._sdk.Timeout(**limits)
         return remaining
 
