@@ -7,7 +7,9 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from weakincentives._cli._catalog import catalog_search_command
 from weakincentives._cli._demo import DemoOptions, run_demo
+from weakincentives._cli._render import render_command
 from weakincentives.errors import WinkError
 
 __all__ = ["main"]
@@ -32,6 +34,35 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--model", default=None, help="model name for --provider openai")
     demo.add_argument("--base-url", default=None, help="Responses API base URL")
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
+    render = commands.add_parser(
+        "render",
+        help="print a prompt's markdown and tool schemas",
+        description="Render MODULE:ATTR (a PromptTemplate or Prompt) as the model would see it.",
+    )
+    render.add_argument("target", metavar="MODULE:ATTR")
+    render.add_argument(
+        "--params", default=None, help='params as JSON: {"TaskParams": {"goal": "..."}}'
+    )
+    render.add_argument(
+        "--open",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="open a summarized section by dotted key (repeatable)",
+    )
+    catalog = commands.add_parser(
+        "catalog", help="work with tool catalogues", description="Tool catalogue commands."
+    )
+    catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True)
+    search = catalog_commands.add_parser(
+        "search",
+        help="search a JSON-lines catalogue",
+        description="Rank the tools of FILE.jsonl for QUERY with the default BM25 ranker.",
+    )
+    search.add_argument("file", metavar="FILE.jsonl")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--limit", type=int, default=10, help="results to show (1-50)")
+    search.add_argument("--category", default=None, help="limit to a category path, A/B")
     return parser
 
 
@@ -48,6 +79,16 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
                 show_prompt=not arguments.no_prompt,
             )
             return run_demo(options, stream)
+        if arguments.command == "render":
+            return render_command(arguments.target, arguments.params, arguments.open, stream)
+        if arguments.command == "catalog":
+            return catalog_search_command(
+                arguments.file,
+                arguments.query,
+                limit=arguments.limit,
+                category=arguments.category,
+                out=stream,
+            )
     except (WinkError, ValueError, ImportError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
