@@ -20,11 +20,11 @@ demo: $(STAMP)
 	$(BIN)/python -m weakincentives demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 
 types: $(STAMP)
-	$(BIN)/mypy --strict src tests
+	$(BIN)/mypy --strict src tests examples
 
 test: $(STAMP)
 	$(BIN)/coverage erase
