@@ -194,7 +194,7 @@ def run_evaluation[OutputT](
                 ToolOutputMessage(
                     call_id=call.call_id,
                     name=call.name,
-                    content=execution.result.model_content(),
+                    content=execution.result.model_content(execution.event.rendered_output),
                     success=execution.result.success,
                 )
             )

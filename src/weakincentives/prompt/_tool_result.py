@@ -10,6 +10,9 @@ from weakincentives.serde import dump
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
 
+# One encoder for every render: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 @runtime_checkable
 class ToolRenderableResult(Protocol):
@@ -51,13 +54,17 @@ class ToolResult[PayloadT]:
                     f"{type(value).__name__}.render() must return str, got {type(text).__name__}"
                 )
             return text
-        return json.dumps(dump(value, exclude_none=True), ensure_ascii=False, separators=(",", ":"))
+        return _ENCODER.encode(dump(value, exclude_none=True))
 
-    def model_content(self) -> str:
-        """The tool message the model reads: ``message``, then the rendered payload if shared."""
+    def model_content(self, rendered: str | None = None) -> str:
+        """The tool message the model reads: ``message``, then the rendered payload if shared.
+
+        Pass ``rendered`` when ``render()`` already ran, to avoid rendering twice.
+        """
         if self.exclude_value_from_context:
             return self.message
-        rendered = self.render()
+        if rendered is None:
+            rendered = self.render()
         if not rendered:
             return self.message
         if not self.message:

@@ -32,7 +32,7 @@ from weakincentives.prompt import (
     ToolResult,
     build_tool_context,
 )
-from weakincentives.runtime._events import ToolInvoked, ToolTelemetry
+from weakincentives.runtime._events import ToolInvoked
 from weakincentives.serde import JSONValue, parse
 
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ def _run(
                 stacklevel=2,
             )
             produced = cast("Callable[[object], object]", handler)(params)
-        if inspect.isawaitable(produced):
+        if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
             produced = _await(produced)
     except ToolValidationError as exc:
         logger.info("tool %r rejected the call: %s", tool.name, exc.message)
@@ -282,9 +282,12 @@ def _await(awaitable: Awaitable[object]) -> object:
 
 def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
     value = result.value
-    if value is not None and isinstance(value, ToolTelemetry):
-        return MappingProxyType(dict(value.telemetry()))
-    return _NO_TELEMETRY
+    # The method is looked up on the type: a runtime Protocol check costs far more.
+    telemetry = getattr(type(value), "telemetry", None)
+    if value is None or not callable(telemetry):
+        return _NO_TELEMETRY
+    facts: Mapping[str, JSONValue] = telemetry(value)
+    return MappingProxyType(dict(facts))
 
 
 _NO_TELEMETRY: Mapping[str, JSONValue] = MappingProxyType({})

@@ -79,6 +79,7 @@ class Session:
         "_storage",
         "_subscription",
         "_tags",
+        "_views",
     )
 
     def __init__(
@@ -94,7 +95,10 @@ class Session:
         self._lock = threading.RLock()
         self._session_id = uuid.uuid4() if session_id is None else session_id
         self._tags: Mapping[str, str] = MappingProxyType(dict(tags or {}))
-        self._slices: dict[type[object], tuple[object, ...]] = {}
+        # Slices grow by appending in place, so recording N events costs O(N) rather
+        # than O(N^2); ``_views`` caches the tuple each slice is read as.
+        self._slices: dict[type[object], list[object]] = {}
+        self._views: dict[type[object], tuple[object, ...]] = {}
         self._reducers: dict[type[object], tuple[_Registration, ...]] = {}
         self._reducing = False
         self._storage = SessionStorage._attached(lock=self._lock, guard=self._refuse_while_reducing)
@@ -167,15 +171,19 @@ class Session:
         with self._lock:
             self._refuse_while_reducing("apply")
             registrations = self._reducers.get(event_type) or (_default_for(event_type),)
+            if all(registration.reducer is append for registration in registrations):
+                # Appending cannot fail, so there is nothing to compute before committing.
+                for registration in registrations:
+                    self._slices.setdefault(registration.slice_type, []).append(event)
+                    self._views.pop(registration.slice_type, None)
+                return
             pending: dict[type[object], tuple[object, ...]] = {}
             self._reducing = True
             try:
                 for registration in registrations:
                     slice_type = registration.slice_type
                     current = (
-                        pending[slice_type]
-                        if slice_type in pending
-                        else self._slices.get(slice_type, ())
+                        pending[slice_type] if slice_type in pending else self._view(slice_type)
                     )
                     updated = registration.reducer(current, event)
                     if not isinstance(updated, tuple):
@@ -190,14 +198,16 @@ class Session:
                 self._reducing = False
             for slice_type, values in pending.items():
                 if values:
-                    self._slices[slice_type] = values
+                    self._slices[slice_type] = list(values)
+                    self._views[slice_type] = values
                 else:
                     self._slices.pop(slice_type, None)
+                    self._views.pop(slice_type, None)
 
     def select[S](self, slice_type: type[S]) -> tuple[S, ...]:
         """Every value in the slice of ``slice_type``, oldest first (empty when none)."""
         with self._lock:
-            values = self._slices.get(slice_type, ())
+            values = self._view(cast(type[object], slice_type))
         # Only reducers typed against ``slice_type`` write to its slice.
         return cast(tuple[S, ...], values)
 
@@ -215,7 +225,7 @@ class Session:
         with self._lock:
             return SessionSnapshot(
                 session_id=self._session_id,
-                slices=MappingProxyType(dict(self._slices)),
+                slices=MappingProxyType({key: self._view(key) for key in self._slices}),
                 storage=self._storage._export(),
             )
 
@@ -233,7 +243,8 @@ class Session:
             )
         with self._lock:
             self._refuse_while_reducing("rollback")
-            self._slices = dict(snapshot.slices)
+            self._slices = {key: list(values) for key, values in snapshot.slices.items()}
+            self._views = dict(snapshot.slices)
             self._storage._restore(snapshot.storage)
 
     def reset(self) -> None:
@@ -241,6 +252,7 @@ class Session:
         with self._lock:
             self._refuse_while_reducing("reset")
             self._slices = {}
+            self._views = {}
             self._storage._restore({})
 
     def close(self) -> None:
@@ -257,6 +269,15 @@ class Session:
                 for slice_type, values in self._slices.items()
             )
         return f"Session(session_id={self._session_id}, slices={{{sizes}}})"
+
+    def _view(self, slice_type: type[object]) -> tuple[object, ...]:
+        """The slice as a tuple, built once per change; callers hold the lock."""
+        view = self._views.get(slice_type)
+        if view is None:
+            view = tuple(self._slices.get(slice_type, ()))
+            if view:
+                self._views[slice_type] = view
+        return view
 
     def _refuse_while_reducing(self, operation: str = "storage write") -> None:
         # Callers hold the lock, so ``_reducing`` can only be true here when the
