@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from weakincentives.discovery import (
     MAX_LIMIT,
+    BM25Ranker,
     CatalogTool,
     DiscoveryError,
     IdAccessPolicy,
@@ -48,16 +49,19 @@ BIG = _big_catalog()
 _HIDDEN = frozenset(tool.tool_id for tool in BIG.tools[::7])
 
 
-def _service(limit_policy: bool) -> ToolDiscovery:
+def _service(limit_policy: bool, prune: bool) -> ToolDiscovery:
     return ToolDiscovery(
         BIG,
+        ranker=BM25Ranker(prune_above=0 if prune else 4096),
         access=IdAccessPolicy(hidden=_HIDDEN) if limit_policy else None,
         cursor_secret=SECRET,
         new_id=lambda: "step",
     )
 
 
-_SERVICES = {flag: _service(flag) for flag in (False, True)}
+_SERVICES = {
+    (flag, prune): _service(flag, prune) for flag in (False, True) for prune in (False, True)
+}
 type _Request = tuple[Literal["search", "list"], tuple[str, ...], str | None]
 _REQUESTS: tuple[_Request, ...] = (
     ("search", (), "weather search"),
@@ -100,7 +104,7 @@ def _expected(service: ToolDiscovery, request: _Request, hidden: frozenset[str])
     if kind == "list":
         return _walk(service, request, MAX_LIMIT)
     assert query is not None
-    scores = service.index.score_tools(query)
+    scores = _SERVICES[False, False].index.score_tools(query)
     prefix = f"{path[0].lower()}." if path else ""
     inside = [t for t in scores if t not in hidden and t.startswith(prefix)]
     return sorted(inside, key=lambda tool_id: (-scores[tool_id], tool_id))
@@ -111,12 +115,13 @@ def _expected(service: ToolDiscovery, request: _Request, hidden: frozenset[str])
     request=st.sampled_from(_REQUESTS),
     limit=st.integers(min_value=1, max_value=MAX_LIMIT),
     hidden=st.booleans(),
+    prune=st.booleans(),
 )
 def test_paging_returns_every_visible_item_exactly_once_in_order(
-    request: _Request, limit: int, hidden: bool
+    request: _Request, limit: int, hidden: bool, prune: bool
 ) -> None:
-    """Walking the cursors with any limit yields the full ordered result with no repeats."""
-    service = _SERVICES[hidden]
+    """Walking the cursors with any limit, pruned or not, yields the full ordered result once."""
+    service = _SERVICES[hidden, prune]
     items = _walk(service, request, limit)
     assert len(items) == len(set(items))
     assert items == _expected(service, request, _HIDDEN if hidden else frozenset())
@@ -126,7 +131,7 @@ def test_paging_returns_every_visible_item_exactly_once_in_order(
 class TestPages:
     def test_first_and_last_page(self) -> None:
         """A cursor is given until the last page, which has none."""
-        service = _SERVICES[False]
+        service = _SERVICES[False, False]
         first = service.search_tool_by_category("records", limit=50)
         assert first.next_cursor is not None
         second = service.search_tool_by_category("records", limit=50, cursor=first.next_cursor)
@@ -138,7 +143,7 @@ class TestPages:
 
     def test_limit_one_pages_one_item_at_a_time(self) -> None:
         """limit=1 is allowed and pages through single items."""
-        service = _SERVICES[False]
+        service = _SERVICES[False, False]
         first = service.list(path=["Weather"], limit=1)
         assert [node.name for node in first.nodes] == ["Weather Provider 0"]
         second = service.list(path=["Weather"], limit=1, cursor=first.next_cursor)
@@ -170,7 +175,7 @@ class TestPages:
 
     def test_a_cursor_past_the_end_gives_an_empty_page(self) -> None:
         """A valid cursor whose offset is beyond the results returns nothing more."""
-        service = _SERVICES[False]
+        service = _SERVICES[False, False]
         key = ("search_tool_by_category", (), "records", 5)
         fingerprint = request_fingerprint(BIG.fingerprint, *key)
         cursor = CursorCodec(SECRET).encode(offset=10_000, fingerprint=fingerprint)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -136,10 +136,14 @@ class _FakeEmbeddingIndex:
     tool_scores: Mapping[str, float]
     node_scores: Mapping[TreePath, float]
 
-    def score_tools(self, query: str) -> Mapping[str, float]:
+    def score_tools(
+        self, query: str, *, top: int | None = None, within: Container[str] | None = None
+    ) -> Mapping[str, float]:
         return self.tool_scores
 
-    def score_nodes(self, query: str) -> Mapping[TreePath, float]:
+    def score_nodes(
+        self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
+    ) -> Mapping[TreePath, float]:
         return self.node_scores
 
 
@@ -198,3 +202,89 @@ def test_ranker_and_index_are_exclusive(catalog: ToolCatalog) -> None:
     """Passing both a ranker and a prebuilt index is a programming error."""
     with pytest.raises(ValueError, match="either ranker or a prebuilt index"):
         ToolDiscovery(catalog, ranker=BM25Ranker(), index=BM25Ranker().index(catalog))
+
+
+_VOCAB = st.sampled_from(
+    ["weather", "forecast", "city", "map", "route", "music", "song", "news", "stock", "price"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    names=st.lists(st.lists(_VOCAB, min_size=1, max_size=6), min_size=1, max_size=40),
+    query=st.lists(_VOCAB, min_size=1, max_size=6),
+    top=st.integers(min_value=1, max_value=8),
+    hidden=st.sets(st.integers(min_value=0, max_value=39)),
+)
+def test_pruned_top_k_equals_exhaustive_top_k(
+    names: list[list[str]], query: list[str], top: int, hidden: set[int]
+) -> None:
+    """With pruning forced on, the best ``top`` tools in scope and their scores are unchanged."""
+    tools = [
+        CatalogTool(
+            tool_id=f"t{i:02d}",
+            name=" ".join(words),
+            paths=((f"Api {i % 5}",),),
+            summary=" ".join(reversed(words)),
+        )
+        for i, words in enumerate(names)
+    ]
+    catalog = ToolCatalog(tools=tools)
+    within = frozenset(tool.tool_id for i, tool in enumerate(tools) if i not in hidden)
+    text = " ".join(query)
+    exhaustive = BM25Ranker().index(catalog).score_tools(text)
+    pruned = BM25Ranker(prune_above=0).index(catalog).score_tools(text, top=top, within=within)
+
+    def best(scores: Mapping[str, float]) -> list[tuple[str, float]]:
+        inside = [(tool_id, score) for tool_id, score in scores.items() if tool_id in within]
+        return sorted(inside, key=lambda item: (-item[1], item[0]))[:top]
+
+    assert best(pruned) == best(exhaustive)
+    assert all(pruned[tool_id] == exhaustive[tool_id] for tool_id in pruned)
+
+
+def test_pruned_node_search_keeps_the_best_nodes(catalog: ToolCatalog) -> None:
+    """score_nodes with top and within returns the same best nodes as the full scoring."""
+    full = BM25Ranker().index(catalog).score_nodes("storage bucket object")
+    within = frozenset(path for path in full if path != ("Storage",))
+    pruned = (
+        BM25Ranker(prune_above=0)
+        .index(catalog)
+        .score_nodes("storage bucket object", top=2, within=within)
+    )
+    expected = sorted((p for p in full if p in within), key=lambda p: (-full[p], p))[:2]
+    assert sorted((p for p in pruned if p in within), key=lambda p: (-pruned[p], p))[:2] == expected
+
+
+def test_pruning_keeps_reading_while_weaker_terms_can_still_win() -> None:
+    """A tool matching two common terms beats one matching a single rare term, even when pruned."""
+    names = ["alpha delta epsilon zeta", "beta gamma", "beta one", "gamma two", "delta", "zeta"]
+    tools = [
+        CatalogTool(tool_id=f"t{i}", name=name, paths=((f"Api {i}",),))
+        for i, name in enumerate(names)
+    ]
+    catalog = ToolCatalog(tools=tools)
+    ranker = BM25Ranker(sibling_weight=0, prune_above=0)
+    exhaustive = BM25Ranker(sibling_weight=0).index(catalog).score_tools("alpha beta gamma")
+    pruned = ranker.index(catalog).score_tools("alpha beta gamma", top=1)
+    assert _order(exhaustive)[0] == "t1"
+    assert _order(pruned)[0] == "t1"
+    assert pruned["t1"] == exhaustive["t1"]
+
+
+def test_pruning_looks_up_long_lists_for_the_few_remaining_candidates() -> None:
+    """When few candidates survive, weak terms are looked up per candidate with exact sums."""
+    tools = [
+        CatalogTool(
+            tool_id=f"t{i:03d}",
+            name="quasar pulsar" if i == 7 else f"entry {i}",
+            paths=((f"Api {i}",),),
+            summary="common records for everyone",
+        )
+        for i in range(120)
+    ]
+    catalog = ToolCatalog(tools=tools)
+    query = "quasar pulsar common records"
+    exhaustive = BM25Ranker(sibling_weight=0).index(catalog).score_tools(query)
+    pruned = BM25Ranker(sibling_weight=0, prune_above=0).index(catalog).score_tools(query, top=1)
+    assert pruned == {"t007": exhaustive["t007"]}

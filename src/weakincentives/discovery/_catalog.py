@@ -214,6 +214,18 @@ class ToolCatalog:
         """Indexes of the tools placed directly under ``path``, sorted by name then id."""
         return self._direct.get(path, ())
 
+    def tools_under(self, path: TreePath) -> frozenset[int]:
+        """Indexes of every tool anywhere under ``path`` (all tools for the root)."""
+        if path == ():
+            return frozenset(range(len(self._tools)))
+        found: set[int] = set()
+        pending = [path]
+        while pending:
+            current = pending.pop()
+            found.update(self._direct.get(current, ()))
+            pending.extend(node.path for node in self._children.get(current, ()))
+        return frozenset(found)
+
     def subtree_size(self, path: TreePath) -> int:
         """How many distinct tools sit anywhere under ``path``."""
         return len(self._tools) if path == () else self._subtree_size.get(path, 0)

@@ -177,15 +177,17 @@ class ToolDiscovery:
             where = self._path(category_path, operation)
             text = _required_query(query)
             size = _limit(limit)
-            scores = self._index.score_tools(text)
-            matches = self._matches(scores, where)
-            if not matches:
-                raise self._no_match(where, text, scores)
             key = (operation, where, text, size)
             offset = self._offset(key, cursor)
+            end = offset + size
+            # One more than the page needs tells whether a next page exists.
+            scope = self._view.scope(where)
+            scores = self._index.score_tools(text, top=end + 1, within=scope)
+            matches = self._matches(scores, where)
+            if not matches:
+                raise self._no_match(where, text)
         except DiscoveryError as error:
             raise self._failed(step, operation, error) from None
-        end = offset + size
         catalog = self._catalog
         page: list[ToolPointer] = []
         for negative, tool_id in heapq.nsmallest(end, matches)[offset:]:
@@ -214,7 +216,9 @@ class ToolDiscovery:
             size = _limit(limit)
             scored = [
                 (-score, path)
-                for path, score in self._index.score_nodes(text).items()
+                for path, score in self._index.score_nodes(
+                    text, top=size, within=self._view.node_scope()
+                ).items()
                 if self._view.has_path(path)
             ]
             if not scored:
@@ -351,16 +355,11 @@ class ToolDiscovery:
         )
 
     def _matches(self, scores: Mapping[str, float], where: TreePath) -> Sequence[tuple[float, str]]:
-        catalog, view = self._catalog, self._view
-        found: list[tuple[float, str]] = []
-        for tool_id, score in scores.items():
-            position = catalog.position(tool_id)
-            if not view.is_visible(position):
-                continue
-            if where and catalog.tools[position].path_within(where) is None:
-                continue
-            found.append((-score, tool_id))
-        return found
+        """(negated relevance, tool id) for every scored tool the caller may see under ``where``."""
+        scope = self._view.scope(where)
+        if scope is None:
+            return [(-score, tool_id) for tool_id, score in scores.items()]
+        return [(-score, tool_id) for tool_id, score in scores.items() if tool_id in scope]
 
     def _offset(self, key: tuple[object, ...], cursor: str | None) -> int:
         if cursor is None:
@@ -390,7 +389,7 @@ class ToolDiscovery:
             path=path,
             summary=tool.summary,
             tags=tool.tags,
-            confidence=confidence,
+            confidence=None if confidence is None else min(max(confidence, 0.0), 1.0),
         )
 
     def _node_pointer(self, path: TreePath) -> NodePointer:
@@ -457,8 +456,10 @@ class ToolDiscovery:
                 violations=problems,
             )
 
-    def _no_match(self, where: TreePath, text: str, scores: Mapping[str, float]) -> DiscoveryError:
-        elsewhere = self._matches(scores, ())
+    def _no_match(self, where: TreePath, text: str) -> DiscoveryError:
+        elsewhere = self._matches(
+            self._index.score_tools(text, top=20, within=self._view.scope(())), ()
+        )
         hints: list[Hint] = []
         for _, tool_id in heapq.nsmallest(20, elsewhere):
             path = self._catalog.tools[self._catalog.position(tool_id)].path
@@ -487,7 +488,7 @@ class ToolDiscovery:
             if part
         )
         if text is not None:
-            error = self._no_match(where, text, self._index.score_tools(text))
+            error = self._no_match(where, text)
             hints, action = error.hints, error.next_action
         else:
             hints = tuple(

@@ -24,7 +24,16 @@ _DID_YOU_MEAN_CUTOFF = 0.6
 class CatalogView:
     """A catalogue filtered through an access policy (None means everything is visible)."""
 
-    __slots__ = ("_access", "_catalog", "_counts", "_lock", "_names", "_visible")
+    __slots__ = (
+        "_access",
+        "_catalog",
+        "_counts",
+        "_lock",
+        "_names",
+        "_node_scope",
+        "_scopes",
+        "_visible",
+    )
 
     def __init__(self, catalog: ToolCatalog, access: AccessPolicy | None) -> None:
         self._catalog = catalog
@@ -33,6 +42,8 @@ class CatalogView:
         self._visible: tuple[bool, ...] | None = None
         self._counts: dict[TreePath, int] | None = None
         self._names: dict[str, list[str]] | None = None
+        self._scopes: dict[TreePath, frozenset[str]] = {}
+        self._node_scope: frozenset[TreePath] | None = None
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -49,6 +60,32 @@ class CatalogView:
         if tool is None or not self.is_visible(self._catalog.position(tool_id)):
             return None
         return tool
+
+    def scope(self, path: TreePath) -> frozenset[str] | None:
+        """Ids of the visible tools under ``path``; None when that is every tool.
+
+        Computed once per path and cached, so a search only tests membership.
+        """
+        if path == () and self._access is None:
+            return None
+        cached = self._scopes.get(path)
+        if cached is None:
+            tools = self._catalog.tools
+            cached = frozenset(
+                tools[position].tool_id
+                for position in self._catalog.tools_under(path)
+                if self.is_visible(position)
+            )
+            self._scopes[path] = cached
+        return cached
+
+    def node_scope(self) -> frozenset[TreePath] | None:
+        """Paths of the categories holding visible tools; None when that is every category."""
+        if self._access is None:
+            return None
+        if self._node_scope is None:
+            self._node_scope = frozenset(path for path in self._tables() if path)
+        return self._node_scope
 
     def can_call(self, tool: CatalogTool) -> bool:
         """Ask the policy whether a visible tool may be expanded and called."""

@@ -1,0 +1,430 @@
+"""Tool discovery on ToolBench: retrieval quality, latency, build time, memory, tokens.
+
+Quality: recall@5, recall@10, Hit@5 and Comp@5 (definitions in the data's
+SOURCE.md) for ``search_tool_by_category`` at the root with the default
+ranker, next to rank-bm25 ``BM25Okapi`` baselines computed in the same run
+with the tokenizer SOURCE.md describes, and next to ablations of the default
+ranker (what each part of it contributes).
+
+Speed: per-query search latency (best of 3 runs per query, to keep scheduler
+noise out of the percentiles), p50/p99, and index build time at 2,490 tools
+and at 100,000 tools (a synthetic scale-up: perturbed copies of the catalogue
+under new API nodes), plus traced memory at 100k. Ratios compare the indexed
+search with a linear scan over precomputed term sets and with rank-bm25.
+
+Tokens: every schema up front vs one discovery round, counted with the
+shared ``o200k_base`` helper when it is installed.
+
+Run: ``.venv/bin/python benchmarks/bench_discovery.py`` (needs the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import re
+import time
+import tracemalloc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import cast
+
+from _tokens import TokenizerMissingError, count_tokens
+from _toolbench import Query, load_queries, load_records
+from rank_bm25 import BM25Okapi
+
+from weakincentives.discovery import (
+    BM25Ranker,
+    FieldWeights,
+    ToolCatalog,
+    ToolDiscovery,
+    tokenize,
+)
+
+SCALE = 100_000
+LATENCY_QUERIES_AT_SCALE = 200
+type Ranking = Callable[[str], Sequence[str]]
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scores:
+    recall5: float
+    recall10: float
+    hit5: float
+    comp5: float
+
+
+def evaluate(rank: Ranking, queries: Sequence[Query]) -> dict[str, Scores]:
+    """Mean metrics overall (key "all") and per query group."""
+    sums: dict[str, list[float]] = {}
+    for query in queries:
+        top = list(rank(query.query))[:10]
+        relevant = set(query.relevant)
+        top5 = set(top[:5])
+        row = (
+            len(relevant & top5) / len(relevant),
+            len(relevant & set(top)) / len(relevant),
+            float(bool(relevant & top5)),
+            float(relevant <= top5),
+            1.0,
+        )
+        for key in ("all", query.group):
+            sums[key] = [a + b for a, b in zip(sums.get(key, [0.0] * 5), row, strict=True)]
+    return {
+        key: Scores(recall5=v[0] / v[4], recall10=v[1] / v[4], hit5=v[2] / v[4], comp5=v[3] / v[4])
+        for key, v in sums.items()
+    }
+
+
+# --- baselines -----------------------------------------------------------------------------
+
+_CAMEL = (re.compile(r"([a-z0-9])([A-Z])"), re.compile(r"([A-Z]+)([A-Z][a-z])"))
+
+
+def baseline_tokens(text: str) -> list[str]:
+    """SOURCE.md's baseline tokenizer: split camelCase, lowercase, split on non-alphanumerics."""
+    for pattern in _CAMEL:
+        text = pattern.sub(r"\1 \2", text)
+    return [token for token in re.split(r"[^a-z0-9]+", text.lower()) if token]
+
+
+def bm25_baseline(records: Sequence[Mapping[str, object]], with_path: bool) -> Ranking:
+    ids = [str(record["tool_id"]) for record in records]
+    docs = []
+    for record in records:
+        text = f"{record['name']} {record['summary']}"
+        if with_path:
+            text += " " + " ".join(str(part) for part in cast("list[object]", record["path"]))
+        docs.append(baseline_tokens(text))
+    model = BM25Okapi(docs)
+
+    def rank(query: str) -> list[str]:
+        scores = model.get_scores(baseline_tokens(query))
+        order = sorted(range(len(ids)), key=lambda i: -scores[i])
+        return [ids[i] for i in order[:10]]
+
+    return rank
+
+
+def linear_scan(catalog: ToolCatalog) -> Callable[[str], list[str]]:
+    """The no-index floor: overlap of query terms with each tool's precomputed term set."""
+    docs = [
+        (tool.tool_id, frozenset(tokenize(f"{tool.name} {tool.summary} {' '.join(tool.path)}")))
+        for tool in catalog.tools
+    ]
+
+    def rank(query: str) -> list[str]:
+        terms = frozenset(tokenize(query))
+        scored = [(len(terms & doc), tool_id) for tool_id, doc in docs]
+        scored.sort(key=lambda entry: (-entry[0], entry[1]))
+        return [tool_id for _, tool_id in scored[:5]]
+
+    return rank
+
+
+# --- timing --------------------------------------------------------------------------------
+
+
+def percentiles(action: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
+    """p50 and p99 in ms of the per-query best of 3 runs."""
+    gc.collect()
+    times = []
+    for query in queries:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            action(query)
+            best = min(best, time.perf_counter() - start)
+        times.append(best * 1000)
+    times.sort()
+    return times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+
+
+def best_seconds(action: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+# --- synthetic scale-up --------------------------------------------------------------------
+
+
+def scaled_records(
+    records: Sequence[Mapping[str, object]], size: int, seed: int = 7
+) -> list[dict[str, object]]:
+    """``size`` records: the originals, then perturbed copies under new API nodes.
+
+    Copy ``k`` of an endpoint keeps its name and category, moves to the API node
+    ``"<api> <k>"``, drops about a fifth of its summary words and adds two words
+    drawn from the whole catalogue, so copies are near-duplicates, not clones.
+    """
+    rng = random.Random(seed)
+    vocabulary = [word for r in records for word in str(r["summary"]).split()] or ["tool"]
+    out: list[dict[str, object]] = [dict(record) for record in records]
+    copy = 1
+    while len(out) < size:
+        for record in records:
+            if len(out) == size:
+                break
+            category, api = cast("list[str]", record["path"])
+            words = [w for w in str(record["summary"]).split() if rng.random() > 0.2]
+            words.extend(rng.choice(vocabulary) for _ in range(2))
+            out.append(
+                {
+                    **record,
+                    "tool_id": f"{record['tool_id']}~{copy}",
+                    "path": [category, f"{api} {copy}"],
+                    "summary": " ".join(words),
+                }
+            )
+        copy += 1
+    return out
+
+
+# --- token comparison ----------------------------------------------------------------------
+
+DISCOVERY_OPERATIONS: list[dict[str, object]] = [
+    {
+        "name": "list",
+        "description": "List child categories and tools under a category path.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "array", "items": {"type": "string"}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "cursor": {"type": "string"},
+            },
+        },
+    },
+    {
+        "name": "search_tool_by_category",
+        "description": "Search tools by natural language within a category.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "category_path": {"type": "array", "items": {"type": "string"}},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "cursor": {"type": "string"},
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "search_nodes",
+        "description": "Search categories when unsure where to start.",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "expand_tool",
+        "description": "Return a tool's full argument schema before calling it.",
+        "parameters": {
+            "type": "object",
+            "properties": {"tool_id": {"type": "string"}},
+            "required": ["tool_id"],
+        },
+    },
+    {
+        "name": "call_tool",
+        "description": "Call an expanded tool with arguments matching its schema.",
+        "parameters": {
+            "type": "object",
+            "properties": {"tool_id": {"type": "string"}, "arguments": {"type": "object"}},
+            "required": ["tool_id", "arguments"],
+        },
+    },
+]
+"""An approximation of the discovery section's tool definitions, until that section exists."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenReport:
+    upfront: int
+    """Every tool's definition (name, summary, argument schema) sent with each request."""
+    operations: int
+    """The five discovery operations' definitions."""
+    round_mean: float
+    """Per query: one search (limit 5) plus expanding its top 2 results."""
+    round_max: int
+
+
+def compare_prompt_tokens(
+    discovery: ToolDiscovery, queries: Sequence[str], count_tokens: Callable[[str], int]
+) -> TokenReport:
+    """Tokens for every schema up front vs one discovery round per query."""
+    definitions = [
+        {"name": tool.tool_id, "description": tool.summary, "parameters": dict(tool.args_schema)}
+        for tool in discovery.catalog.tools
+    ]
+    upfront = count_tokens(json.dumps(definitions))
+    operations = count_tokens(json.dumps(DISCOVERY_OPERATIONS))
+    rounds = []
+    for query in queries:
+        found = discovery.search_tool_by_category(query, limit=5)
+        text = json.dumps(asdict(found))
+        for pointer in found.results[:2]:
+            text += json.dumps(asdict(discovery.expand_tool(pointer.tool_id)))
+        rounds.append(count_tokens(text))
+    return TokenReport(
+        upfront=upfront,
+        operations=operations,
+        round_mean=sum(rounds) / len(rounds),
+        round_max=max(rounds),
+    )
+
+
+# --- report --------------------------------------------------------------------------------
+
+
+def ranking_of(discovery: ToolDiscovery) -> Ranking:
+    """Top-10 tool ids from ``search_tool_by_category`` at the root."""
+
+    def rank(query: str) -> list[str]:
+        results = discovery.search_tool_by_category(query, limit=10).results
+        return [pointer.tool_id for pointer in results]
+
+    return rank
+
+
+def print_quality(rows: Sequence[tuple[str, dict[str, Scores]]]) -> None:
+    print(f"{'ranker':<44}{'R@5':>7}{'R@10':>7}{'Hit@5':>7}{'Comp@5':>8}")
+    for name, result in rows:
+        s = result["all"]
+        print(f"{name:<44}{s.recall5:>7.3f}{s.recall10:>7.3f}{s.hit5:>7.3f}{s.comp5:>8.3f}")
+    groups = sorted(key for key in rows[0][1] if key != "all")
+    print()
+    print(
+        f"{'R@5 by group':<44}"
+        + "".join(f"{g.replace('_instruction', '_inst'):>10}" for g in groups)
+    )
+    for name, result in rows:
+        print(f"{name:<44}" + "".join(f"{result[g].recall5:>10.3f}" for g in groups))
+
+
+def main() -> None:
+    records = load_records()
+    queries = load_queries()
+    texts = [query.query for query in queries]
+
+    catalog = ToolCatalog.from_records(records)
+    service = ToolDiscovery(catalog)
+
+    def variant(ranker: BM25Ranker) -> Ranking:
+        index = ranker.index(catalog)
+        return lambda query: sorted(
+            (scores := index.score_tools(query)), key=lambda t: (-scores[t], t)
+        )[:10]
+
+    flat = FieldWeights(
+        name=1,
+        summary=1,
+        tags=1,
+        parent=1,
+        ancestors=1,
+        params=1,
+        length_damping=dict.fromkeys(
+            ("name", "summary", "tags", "parent", "ancestors", "params"), 0.75
+        ),
+    )
+    rows = [
+        ("wink default (BM25F + sibling evidence)", evaluate(ranking_of(service), queries)),
+        (
+            "  ablation: no sibling evidence",
+            evaluate(variant(BM25Ranker(sibling_weight=0)), queries),
+        ),
+        ("  ablation: flat field weights", evaluate(variant(BM25Ranker(weights=flat)), queries)),
+        (
+            "  ablation: no argument names",
+            evaluate(variant(BM25Ranker(weights=FieldWeights(params=0))), queries),
+        ),
+        ("  variant: siblings weigh 2x", evaluate(variant(BM25Ranker(sibling_weight=2)), queries)),
+        ("rank-bm25 BM25Okapi name+summary", evaluate(bm25_baseline(records, False), queries)),
+        ("rank-bm25 BM25Okapi name+summary+path", evaluate(bm25_baseline(records, True), queries)),
+    ]
+    print(f"== quality: {len(queries)} queries, {len(catalog)} tools, search at the root")
+    print_quality(rows)
+
+    print()
+    print("== speed")
+    print(f"{'name':<48}{'n':>8}{'p50_ms':>9}{'p99_ms':>9}{'ratio':>7}")
+
+    def search(discovery: ToolDiscovery) -> Callable[[str], object]:
+        return lambda query: discovery.search_tool_by_category(query, limit=5)
+
+    p50, p99 = percentiles(search(service), texts)
+    scan50, scan99 = percentiles(linear_scan(catalog), texts)
+    okapi50, okapi99 = percentiles(bm25_baseline(records, True), texts)
+    n = len(catalog)
+    print(f"{'search_tool_by_category (index)':<48}{n:>8}{p50:>9.3f}{p99:>9.3f}{1.0:>7.2f}")
+    print(
+        f"{'linear scan over term sets':<48}{n:>8}{scan50:>9.3f}{scan99:>9.3f}{scan50 / p50:>7.2f}"
+    )
+    okapi = f"{okapi50:>9.3f}{okapi99:>9.3f}{okapi50 / p50:>7.2f}"
+    print(f"{'rank-bm25 get_scores + sort':<48}{n:>8}{okapi}")
+    build_catalog = best_seconds(lambda: ToolCatalog.from_records(records), 3)
+    build_index = best_seconds(lambda: BM25Ranker().index(catalog), 3)
+    print(f"build: catalogue {build_catalog * 1000:.0f} ms, index {build_index * 1000:.0f} ms")
+
+    big_records = scaled_records(records, SCALE)
+    started = time.perf_counter()
+    big = ToolCatalog.from_records(big_records)
+    catalogued = time.perf_counter()
+    big_service = ToolDiscovery(big)
+    indexed = time.perf_counter()
+    sample = texts[:LATENCY_QUERIES_AT_SCALE]
+    big50, big99 = percentiles(search(big_service), sample)
+    big_scan50, big_scan99 = percentiles(linear_scan(big), sample[:50])
+    print(
+        f"{'search_tool_by_category (index)':<48}{len(big):>8}{big50:>9.3f}{big99:>9.3f}{1.0:>7.2f}"
+    )
+    print(
+        f"{'linear scan over term sets (50 queries)':<48}{len(big):>8}{big_scan50:>9.3f}"
+        f"{big_scan99:>9.3f}{big_scan50 / big50:>7.2f}"
+    )
+    print(
+        f"build at {len(big)}: catalogue {(catalogued - started):.1f} s, "
+        f"index {(indexed - catalogued):.1f} s ({len(big.nodes)} category nodes)"
+    )
+    big_recall = evaluate(ranking_of(big_service), queries)["all"]
+    print(f"R@5 at {len(big)} (original labels, copies as distractors): {big_recall.recall5:.3f}")
+    del big_service, big
+    gc.collect()
+    tracemalloc.start()
+    traced = ToolDiscovery(ToolCatalog.from_records(big_records))
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(
+        f"memory at {len(traced.catalog)}: {current / 2**20:.0f} MiB retained "
+        f"(catalogue + index + service), {peak / 2**20:.0f} MiB peak while building"
+    )
+
+    print()
+    print("== tokens (o200k_base)")
+    try:
+        report = compare_prompt_tokens(service, texts[:100], count_tokens)
+    except TokenizerMissingError as exc:
+        print(f"skipped: {exc}")
+        return
+    print(f"every schema up front: {report.upfront} tokens per request")
+    print(
+        f"discovery round (search + expand top 2): mean {report.round_mean:.0f}, "
+        f"max {report.round_max} tokens, plus {report.operations} for the five operations"
+    )
+
+
+if __name__ == "__main__":
+    main()
