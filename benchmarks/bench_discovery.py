@@ -309,10 +309,10 @@ def print_quality(rows: Sequence[tuple[str, dict[str, Scores]]]) -> None:
     print()
     print(
         f"{'R@5 by group':<44}"
-        + "".join(f"{g.replace('_instruction', '_inst'):>10}" for g in groups)
+        + "".join(f"{g.replace('_instruction', '_inst'):>13}" for g in groups)
     )
     for name, result in rows:
-        print(f"{name:<44}" + "".join(f"{result[g].recall5:>10.3f}" for g in groups))
+        print(f"{name:<44}" + "".join(f"{result[g].recall5:>13.3f}" for g in groups))
 
 
 def main() -> None:
@@ -399,8 +399,14 @@ def main() -> None:
         f"build at {len(big)}: catalogue {(catalogued - started):.1f} s, "
         f"index {(indexed - catalogued):.1f} s ({len(big.nodes)} category nodes)"
     )
-    big_recall = evaluate(ranking_of(big_service), queries)["all"]
-    print(f"R@5 at {len(big)} (original labels, copies as distractors): {big_recall.recall5:.3f}")
+    big_rank = ranking_of(big_service)
+    strict = evaluate(big_rank, queries)["all"]
+    folded = evaluate(lambda q: [tool_id.split("~")[0] for tool_id in big_rank(q)], queries)
+    print(
+        f"R@5 at {len(big)}: {strict.recall5:.3f} counting only the labelled originals "
+        f"(their near-copies crowd them out), {folded['all'].recall5:.3f} counting a copy "
+        "as its original"
+    )
     del big_service, big
     gc.collect()
     tracemalloc.start()

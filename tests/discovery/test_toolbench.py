@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from weakincentives.discovery import ToolCatalog, ToolDiscovery
 
-DATA = Path("/work/shared/data/toolbench")
+
+def _data_dir() -> Path:
+    """The shared data directory beside the checkout, or WINK_TOOLBENCH_DIR."""
+    override = os.environ.get("WINK_TOOLBENCH_DIR")
+    candidates = [Path(override)] if override else []
+    candidates += [
+        Path(__file__).resolve().parents[3] / "shared" / "data" / "toolbench",
+        Path("/work/shared/data/toolbench"),
+    ]
+    return next((c for c in candidates if (c / "catalog.jsonl").is_file()), candidates[0])
+
+
+DATA = _data_dir()
 
 
 @pytest.fixture(scope="module")
