@@ -1,4 +1,4 @@
-"""Every Python code block in the README, llms.md and docs/ runs as written."""
+"""Every Python code block in the README, llms.md, docs/ and specs/ runs as written."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ _BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def _documents() -> list[Path]:
-    candidates = [ROOT / "README.md", ROOT / "llms.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    candidates = [
+        ROOT / "README.md",
+        ROOT / "llms.md",
+        *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted((ROOT / "specs").glob("*.md")),
+    ]
     return [path for path in candidates if path.exists()]
 
 

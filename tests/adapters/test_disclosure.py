@@ -14,7 +14,7 @@ from weakincentives.adapters import (
     evaluate_with_disclosure,
     merge_overrides,
 )
-from weakincentives.errors import PromptEvaluationError
+from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import (
     MarkdownSection,
     OpenSectionsResult,
@@ -186,7 +186,29 @@ class TestHaltingFlow:
         assert dict(adapter.requests[2].rendered.visibility_overrides) == {
             ("context",): SectionVisibility.FULL
         }
-        assert session.storage.keys() == ("disclosure_agents_assistant_task_executor",)
+        (key,) = session.storage.keys()
+        assert key.startswith("disclosure_task_executor_")
+        assert session.storage.get(key, tuple) == ("context",)
+
+    def test_batched_policy_forgets_sections_the_prompt_no_longer_has(self) -> None:
+        """A remembered path that disappeared from the prompt is ignored, not an error."""
+        bus = InProcessEventBus()
+        session = Session(bus=bus)
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(open_call("reference"),)), ScriptedTurn(text="one")]
+        )
+        evaluate_with_disclosure(adapter, template(), *PARAMS, session=session, policy="batched")
+        trimmed = PromptTemplate(
+            ns="agents/assistant",
+            key="task-executor",
+            sections=[MarkdownSection[TaskParams](title="Task", key="task", template="$objective")],
+        )
+        second = OfflineAdapter([ScriptedTurn(text="two")])
+        response = evaluate_with_disclosure(
+            second, trimmed, PARAMS[0], session=session, policy="batched"
+        )
+        assert response.text == "two"
+        assert dict(second.requests[0].rendered.visibility_overrides) == {}
 
     def test_retry_limit_is_a_tool_phase_error(self) -> None:
         """A model that keeps asking is stopped after max_retries re-renders."""
@@ -214,7 +236,7 @@ class TestHaltingFlow:
     def test_unknown_policy_is_rejected(self) -> None:
         """Policies are eager, conservative or batched."""
         adapter = OfflineAdapter([ScriptedTurn(text="x")])
-        with pytest.raises(ValueError, match="got 'lazy'"):
+        with pytest.raises(ConfigValidationError, match="got 'lazy'"):
             evaluate_with_disclosure(adapter, template(), *PARAMS, policy="lazy")  # type: ignore[arg-type]
 
     def test_invalid_request_goes_back_to_the_model(self) -> None:
@@ -267,7 +289,7 @@ class TestInlineFlow:
         assert response.text == "Refactored."
         (output,) = [i for i in adapter.requests[1].history if isinstance(i, ToolOutputMessage)]
         assert output.content == (
-            "Opening 1 section: context. Their full content follows.\n\n"
+            "Opening 1 section: context. Its full content follows.\n\n"
             "## 2 Project Context\nDetailed documentation for WeakIncentives:\n"
             "- Architecture overview"
         )

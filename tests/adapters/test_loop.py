@@ -19,7 +19,12 @@ from weakincentives.adapters import (
     ToolOutputMessage,
     TurnRequest,
 )
-from weakincentives.errors import PromptEvaluationError, SessionError
+from weakincentives.errors import (
+    ConfigValidationError,
+    PromptEvaluationError,
+    PromptValidationError,
+    SessionError,
+)
 from weakincentives.prompt import (
     MarkdownSection,
     Prompt,
@@ -206,7 +211,9 @@ class TestToolLoop:
     def test_evaluate_rejects_other_objects(self) -> None:
         """Only prompts and templates can be evaluated."""
         adapter = OfflineAdapter([ScriptedTurn(text="x")])
-        with pytest.raises(TypeError, match="needs a Prompt or PromptTemplate, got str"):
+        with pytest.raises(
+            PromptValidationError, match="needs a Prompt or PromptTemplate, got str"
+        ):
             adapter.evaluate("hello")  # type: ignore[arg-type]
 
 
@@ -319,8 +326,22 @@ class TestLimitsAndErrors:
     def test_session_on_another_bus_is_rejected(self) -> None:
         """A session that would miss the evaluation's events is refused up front."""
         adapter = OfflineAdapter([ScriptedTurn(text="x")])
-        with pytest.raises(SessionError, match="does not listen to the evaluation's bus"):
-            adapter.evaluate(text_prompt(), bus=InProcessEventBus(), session=Session())
+        session = Session(bus=InProcessEventBus())
+        with pytest.raises(SessionError, match="listens to a different bus"):
+            adapter.evaluate(text_prompt(), bus=InProcessEventBus(), session=session)
+        assert adapter.requests == ()
+
+    def test_session_without_a_bus_records_the_evaluation(self) -> None:
+        """A bus-less session listens to the evaluation's bus only while it runs."""
+        bus = InProcessEventBus()
+        session = Session()
+        OfflineAdapter([ScriptedTurn(text="x")]).evaluate(text_prompt(), bus=bus, session=session)
+        assert len(session.select(PromptExecuted)) == 1
+        bus.publish(Item(name="after the evaluation"))
+        assert session.select(Item) == ()
+        alone = Session()
+        OfflineAdapter([ScriptedTurn(text="y")]).evaluate(text_prompt(), session=alone)
+        assert len(alone.select(PromptRendered)) == 1
 
     def test_session_alone_brings_its_bus(self) -> None:
         """Passing only a session publishes on the session's own bus."""
@@ -387,9 +408,9 @@ class TestOfflineModes:
 
     def test_exactly_one_mode_is_required(self) -> None:
         """Script, responder and call-every-tool are mutually exclusive."""
-        with pytest.raises(ValueError, match="exactly one of"):
+        with pytest.raises(ConfigValidationError, match="exactly one of"):
             OfflineAdapter()
-        with pytest.raises(ValueError, match="exactly one of"):
+        with pytest.raises(ConfigValidationError, match="exactly one of"):
             OfflineAdapter([ScriptedTurn(text="x")], call_every_tool=True)
 
     def test_hosted_fixture_items_parse_into_hosted_outputs(self) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from weakincentives._cli import main
 from weakincentives._cli._demo import DemoOptions, build_adapter
+from weakincentives.errors import ConfigValidationError
 
 
 def run(*argv: str) -> str:
@@ -55,7 +56,7 @@ def test_environment_selects_provider_and_model(monkeypatch: pytest.MonkeyPatch)
 
 def test_unknown_provider_is_refused() -> None:
     """Only offline and openai exist."""
-    with pytest.raises(ValueError, match="unknown provider 'other'"):
+    with pytest.raises(ConfigValidationError, match="unknown provider 'other'"):
         build_adapter(DemoOptions(provider="other"))
 
 

@@ -167,7 +167,7 @@ class TestHandler:
             "Sections requested for expansion: context. Retry prompt with visibility overrides."
         )
         assert result.message == (
-            "Opening 1 section: context. The prompt will be re-rendered with them open."
+            "Opening 1 section: context. The prompt will be re-rendered with it open."
         )
 
     def test_nested_keys_use_dot_notation(self) -> None:
@@ -187,19 +187,39 @@ class TestHandler:
         result = call(self.prompt(), ["history"])
         assert result.success is False
         assert result.message == (
-            "Tool 'open_sections' rejected the call: cannot open 'history' is not a summarized "
-            "section of this prompt. Summarized sections you can open: context."
+            "Tool 'open_sections' rejected the call: cannot open: 'history' is not a section "
+            "of this prompt. Summarized sections you can open: context."
         )
 
     def test_already_full_key_is_refused(self) -> None:
         """Opening a section that is already FULL is an error, listing valid keys."""
         result = call(self.prompt(), ["task"])
-        assert "cannot open 'task' is already shown in full" in result.message
+        assert "cannot open: 'task' is already shown in full" in result.message
 
-    def test_hidden_child_of_a_summary_is_not_openable_directly(self) -> None:
-        """Children of a summarized parent are opened through the parent."""
+    def test_hidden_child_opens_with_its_enclosing_sections(self) -> None:
+        """A key listed among a summary's subsections opens the parent down to it."""
         result = call(self.prompt(), ["context.examples"])
-        assert "is not a summarized section" in result.message
+        assert isinstance(result.value, OpenSectionsResult)
+        assert list(result.value.requested_overrides) == [("context",), ("context", "examples")]
+        assert result.message == (
+            "Opening 2 sections: context, context.examples. "
+            "The prompt will be re-rendered with them open."
+        )
+
+    def test_disabled_sections_cannot_be_opened(self) -> None:
+        """A section that does not render at all is refused."""
+        prompt = Prompt(
+            ns="t",
+            key="k",
+            sections=[
+                MarkdownSection(
+                    title="On", template="on", summary="s", visibility=SectionVisibility.SUMMARY
+                ),
+                MarkdownSection(title="Off", template="off", enabled=False),
+            ],
+        )
+        result = call(prompt, ["off"])
+        assert "'off' is not shown in this render (it is disabled)" in result.message
 
     @pytest.mark.parametrize(
         ("keys", "reason", "fragment"),
@@ -230,7 +250,15 @@ class TestHandler:
             "[This section is summarized. To view full content, call `open_sections` with key "
             '"context.examples".]'
         )
-        assert result.message == "Opening 1 section: context. Their full content follows."
+        assert result.message == "Opening 1 section: context. Its full content follows."
+
+    def test_inline_variant_opens_nested_sections_through_their_parent(self) -> None:
+        """Asking for a hidden child returns the parent's content with the child open."""
+        result = call(self.prompt("inline"), ["context.examples"])
+        assert isinstance(result.value, OpenedSections)
+        assert result.value.render() == (
+            "## 2 Context\nDocs for wink.\n\n### 2.1 Examples\nExample one."
+        )
 
     def test_telemetry_describes_the_request(self) -> None:
         """Results add the requested keys, the reason and the visibility state to events."""

@@ -493,3 +493,16 @@ def test_no_required_fields_params_are_created_per_render() -> None:
         ns="t", key="k", sections=[MarkdownSection[Mutable](title="A", template="$items")]
     )
     assert template.render().text == "## 1 A\n[]"
+
+
+def test_statically_disabled_sections_need_no_params() -> None:
+    """enabled=False skips the section before its params are looked up."""
+    template = PromptTemplate(
+        ns="t",
+        key="k",
+        sections=[
+            MarkdownSection[Needed](title="Off", template="$value", enabled=False),
+            MarkdownSection(title="On", template="on"),
+        ],
+    )
+    assert template.render().text == "## 1 On\non"

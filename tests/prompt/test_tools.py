@@ -137,7 +137,8 @@ class TestConstruction:
         def legacy(params: SearchParams) -> ToolResult[Hit]:
             return ToolResult(message="legacy")
 
-        legacy_tool = Tool(name="t", description="d", handler=legacy)  # type: ignore[arg-type,var-annotated]  # legacy handlers are deprecated and untyped on purpose
+        with pytest.warns(DeprecationWarning, match=r"define it as handler\(params, \*, context\)"):
+            legacy_tool = Tool(name="t", description="d", handler=legacy)  # type: ignore[arg-type,var-annotated]  # legacy handlers are deprecated and untyped on purpose
         assert not legacy_tool.takes_context
 
     def test_missing_params_type_is_reported_when_building_the_spec(self) -> None:
@@ -297,6 +298,7 @@ class TestRegistry:
         assert [t.name for t in rendered.tools] == ["a", "a1", "b", "open_sections"]
         assert rendered.tool("a1") is rendered.tools[1]
         assert rendered.tool("hidden") is None
+        assert set(rendered.tool_param_descriptions) == {"a", "a1", "b", "open_sections"}
         opened = template.render(visibility_overrides={("s",): SectionVisibility.FULL})
         assert [t.name for t in opened.tools] == ["a", "a1", "hidden", "s1", "b"]
 

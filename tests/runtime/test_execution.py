@@ -167,9 +167,9 @@ class TestSuccess:
         def legacy(params: OrderParams) -> ToolResult[OrderResult]:
             return ToolResult(message="legacy", value=OrderResult(total=0))
 
-        tool = Tool(name="legacy", description="Old.", handler=legacy)  # type: ignore[arg-type,var-annotated]  # legacy handlers are deprecated and untyped on purpose
         with pytest.warns(DeprecationWarning, match=r"define it as handler\(params, \*, context\)"):
-            execution = run('{"customer": "x"}', tool)
+            tool = Tool(name="legacy", description="Old.", handler=legacy)  # type: ignore[arg-type,var-annotated]  # legacy handlers are deprecated and untyped on purpose
+        execution = run('{"customer": "x"}', tool)
         assert execution.result.message == "legacy"
 
     def test_handler_sees_a_complete_context(self) -> None:

@@ -18,6 +18,7 @@ from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
 from weakincentives.adapters import OfflineAdapter, ProviderAdapter, evaluate_with_disclosure
 from weakincentives.adapters.openai import OpenAIAdapter
+from weakincentives.errors import ConfigValidationError
 from weakincentives.runtime import InProcessEventBus, PromptExecuted, Session, TokenUsage
 from weakincentives.serde import dump
 from weakincentives.tools import WebSearchResult
@@ -60,7 +61,11 @@ def build_adapter(options: DemoOptions) -> ProviderAdapter:
         return OfflineAdapter(responder=demo_responder, name="offline")
     if options.provider == "openai":
         return OpenAIAdapter(model=options.model, base_url=options.base_url)
-    raise ValueError(f"unknown provider {options.provider!r}; use 'offline' or 'openai'")
+    raise ConfigValidationError(
+        f"unknown provider {options.provider!r}; use 'offline' or 'openai'",
+        field_name="provider",
+        value=options.provider,
+    )
 
 
 def run_demo(options: DemoOptions, out: TextIO) -> int:

@@ -8,13 +8,14 @@ evaluate again with the merged overrides, and stop after a retry limit.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
 from weakincentives.adapters._protocol import ProviderAdapter
 from weakincentives.adapters._response import PromptResponse
-from weakincentives.errors import PromptEvaluationError
+from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import (
     OpenSectionsResult,
     Prompt,
@@ -23,6 +24,7 @@ from weakincentives.prompt import (
     SectionVisibility,
     VisibilityOverrides,
     dotted,
+    parse_dotted,
 )
 from weakincentives.runtime import EventBus, InProcessEventBus, Session, SessionProtocol
 
@@ -68,12 +70,17 @@ def evaluate_with_disclosure[OutputT](
     returned as they are.
     """
     if policy not in ("eager", "conservative", "batched"):
-        raise ValueError(f"policy must be eager, conservative or batched, got {policy!r}")
+        raise ConfigValidationError(
+            f"policy must be 'eager', 'conservative' or 'batched', got {policy!r}",
+            field_name="policy",
+            value=policy,
+        )
     if session is None:
         bus = bus if bus is not None else InProcessEventBus()
         session = Session(bus=bus)
     storage_key = _storage_key(prompt.ns, prompt.key)
-    opened = _remembered(session, storage_key) if policy == "batched" else {}
+    known = set(_template(prompt).section_paths())
+    opened = _remembered(session, storage_key, known) if policy == "batched" else {}
     for attempt in range(max_retries + 1):
         overrides = merge_overrides(visibility_overrides, opened)
         response = adapter.evaluate(
@@ -103,15 +110,23 @@ def evaluate_with_disclosure[OutputT](
     raise AssertionError("the retry loop always returns or raises")
 
 
+def _template[OutputT](
+    prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+) -> PromptTemplate[OutputT]:
+    return prompt.template if isinstance(prompt, Prompt) else prompt
+
+
 def _storage_key(ns: str, key: str) -> str:
-    raw = f"{ns}_{key}".lower()
-    return _STORAGE_PREFIX + "".join(
-        char if char.isascii() and char.isalnum() else "_" for char in raw
-    )
+    """A storage key per prompt: readable, with a digest so distinct prompts never collide."""
+    readable = "".join(char if char.isascii() and char.isalnum() else "_" for char in key.lower())
+    digest = hashlib.sha256(f"{ns}\0{key}".encode()).hexdigest()[:10]
+    return f"{_STORAGE_PREFIX}{readable}_{digest}"
 
 
-def _remembered(session: SessionProtocol, key: str) -> dict[SectionPath, SectionVisibility]:
-    stored = session.storage.get(key, tuple)
-    if not stored:
-        return {}
-    return {tuple(str(key).split(".")): SectionVisibility.FULL for key in stored}
+def _remembered(
+    session: SessionProtocol, key: str, known: set[SectionPath]
+) -> dict[SectionPath, SectionVisibility]:
+    """Sections opened before; paths the prompt no longer has are dropped."""
+    stored = session.storage.get(key, tuple) or ()
+    paths = (parse_dotted(str(item)) for item in stored)
+    return {path: SectionVisibility.FULL for path in paths if path in known}

@@ -4,9 +4,9 @@ Each adapter holds a plain ``dict`` from hosted tool kind to codec. Before a
 request is sent, :func:`serialize_hosted_tools` turns the rendered prompt's
 hosted tools into wire specs, refusing unknown kinds and options the provider
 cannot honour. After the reply, :func:`parse_hosted_outputs` asks each codec
-what its tool did. Codecs only ever see plain JSON: the adapter converts SDK
-objects once (``model_dump(mode="json")``), so codecs stay testable with
-fixture files and never depend on an SDK's classes.
+what its tool did. Codecs only ever see plain JSON (the adapter decodes the
+provider's raw reply), so codecs stay testable with fixture files and never
+depend on an SDK's classes.
 """
 
 from __future__ import annotations

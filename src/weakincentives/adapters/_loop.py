@@ -28,7 +28,12 @@ from weakincentives.adapters._turns import (
     ToolOutputMessage,
     TurnRequest,
 )
-from weakincentives.errors import PromptError, PromptEvaluationError, SessionError
+from weakincentives.errors import (
+    PromptError,
+    PromptEvaluationError,
+    PromptValidationError,
+    SessionError,
+)
 from weakincentives.prompt import Prompt, PromptTemplate, RenderedPrompt, VisibilityOverrides
 from weakincentives.runtime import (
     EventBus,
@@ -38,6 +43,7 @@ from weakincentives.runtime import (
     PromptRendered,
     Session,
     SessionProtocol,
+    Subscription,
     TokenUsage,
     ToolCall,
     ToolExecution,
@@ -79,20 +85,25 @@ class _Accumulator:
 
 def _resolve_channels(
     bus: EventBus | None, session: SessionProtocol | None
-) -> tuple[EventBus, SessionProtocol]:
-    """Pick the bus and session; the session must record what the bus carries."""
+) -> tuple[EventBus, SessionProtocol, Subscription | None]:
+    """Pick the bus and session so that the session records everything published.
+
+    A session without a bus of its own listens to the evaluation's bus for the
+    duration of the evaluation (the returned subscription is removed afterwards).
+    """
     if session is None:
         bus = bus if bus is not None else InProcessEventBus()
-        return bus, Session(bus=bus)
-    attached: EventBus | None = getattr(session, "bus", None)
-    if bus is None and attached is not None:
-        return attached, session
-    if bus is None or attached is not bus:
+        return bus, Session(bus=bus), None
+    attached = session.bus
+    if attached is None:
+        bus = bus if bus is not None else InProcessEventBus()
+        return bus, session, bus.subscribe(object, session.apply)
+    if bus is not None and bus is not attached:
         raise SessionError(
-            "the session does not listen to the evaluation's bus, so it would miss its "
-            "events; create it with Session(bus=bus), or pass only session="
+            "the session listens to a different bus than the one passed to evaluate, so it "
+            "would miss the evaluation's events; pass the session's own bus, or only session="
         )
-    return bus, session
+    return attached, session, None
 
 
 def _publish(bus: EventBus, event: object) -> None:
@@ -115,7 +126,34 @@ def run_evaluation[OutputT](
 ) -> PromptResponse[OutputT]:
     """Evaluate ``prompt`` with ``client``; the body of every adapter's ``evaluate``."""
     bound = _bind(prompt, params)
-    bus, session = _resolve_channels(bus, session)
+    bus, session, temporary = _resolve_channels(bus, session)
+    try:
+        return _evaluate(
+            client,
+            bound,
+            adapter=adapter,
+            bus=bus,
+            session=session,
+            visibility_overrides=visibility_overrides,
+            deadline=deadline,
+            settings=settings,
+        )
+    finally:
+        if temporary is not None:
+            bus.unsubscribe(temporary)
+
+
+def _evaluate[OutputT](
+    client: ModelClient,
+    bound: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    bus: EventBus,
+    session: SessionProtocol,
+    visibility_overrides: VisibilityOverrides | None,
+    deadline: datetime | None,
+    settings: LoopSettings,
+) -> PromptResponse[OutputT]:
     started = settings.clock()
     evaluation_id = settings.new_id()
     rendered = _render(bound, visibility_overrides)
@@ -254,11 +292,17 @@ def _bind[OutputT](
     prompt: Prompt[OutputT] | PromptTemplate[OutputT], params: tuple[object, ...]
 ) -> Prompt[OutputT]:
     if isinstance(prompt, PromptTemplate):
-        bound: Prompt[OutputT] = Prompt(prompt)
-        return bound.bind(*params) if params else bound
-    if isinstance(prompt, Prompt):
-        return prompt.bind(*params) if params else prompt
-    raise TypeError(f"evaluate() needs a Prompt or PromptTemplate, got {type(prompt).__name__}")
+        prompt = Prompt(prompt)
+    if not isinstance(prompt, Prompt):
+        raise PromptValidationError(
+            f"evaluate() needs a Prompt or PromptTemplate, got {type(prompt).__name__}"
+        )
+    if not params:
+        return prompt
+    try:
+        return prompt.bind(*params)
+    except PromptError as exc:
+        raise PromptEvaluationError(exc.message, prompt_name=prompt.name, phase="render") from exc
 
 
 def _render[OutputT](

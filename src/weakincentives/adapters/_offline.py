@@ -26,7 +26,7 @@ from weakincentives.adapters._turns import (
     TurnRequest,
 )
 from weakincentives.adapters.openai._codecs import default_openai_codecs
-from weakincentives.errors import PromptEvaluationError
+from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
 from weakincentives.runtime import EventBus, SessionProtocol, TokenUsage, ToolCall
 from weakincentives.serde import JSONValue, dump
@@ -89,9 +89,10 @@ class OfflineAdapter:
     ) -> None:
         modes = sum((bool(script), responder is not None, call_every_tool))
         if modes != 1:
-            raise ValueError(
+            raise ConfigValidationError(
                 "OfflineAdapter needs exactly one of: script=..., responder=..., "
-                "call_every_tool=True"
+                "call_every_tool=True",
+                config_type=OfflineAdapter,
             )
         self._script = list(script)
         self._position = 0

@@ -126,29 +126,42 @@ def _telemetry(
 
 
 def _requested_paths(
-    params: OpenSectionsParams, rendered: RenderedPrompt[Any]
+    params: OpenSectionsParams, context: ToolContext, rendered: RenderedPrompt[Any]
 ) -> list[SectionPath]:
-    """Validate the keys against what is summarized right now; all problems at once."""
+    """Validate the keys against the current render; all problems are reported at once.
+
+    A key may name a summarized section, or a section hidden inside one (as listed in
+    a summary's subsections): then every enclosing section down to it opens too.
+    """
+    known = set(context.prompt.template.section_paths())
     summarized = rendered.summarized_paths
-    valid = ", ".join(dotted(path) for path in summarized) or "none"
-    paths: list[SectionPath] = []
+    opened: list[SectionPath] = []
     problems: list[str] = []
     for key in params.section_keys:
         path = parse_dotted(key)
-        if path in summarized:
-            if path not in paths:
-                paths.append(path)
-        elif rendered.visibility.get(path) is SectionVisibility.FULL:
+        visibility = rendered.visibility.get(path)
+        enclosing = next(
+            (depth for depth in range(1, len(path)) if path[:depth] in summarized), None
+        )
+        if path not in known:
+            problems.append(f"{key!r} is not a section of this prompt")
+        elif visibility is SectionVisibility.FULL:
             problems.append(f"{key!r} is already shown in full")
+        elif visibility is None and enclosing is None:
+            problems.append(f"{key!r} is not shown in this render (it is disabled)")
         else:
-            problems.append(f"{key!r} is not a summarized section of this prompt")
+            start = len(path) if enclosing is None else enclosing
+            for depth in range(start, len(path) + 1):
+                if path[:depth] not in opened:
+                    opened.append(path[:depth])
     if problems:
+        valid = ", ".join(dotted(path) for path in summarized) or "none"
         raise ToolValidationError(
-            f"cannot open {'; '.join(problems)}. Summarized sections you can open: {valid}.",
+            f"cannot open: {'; '.join(problems)}. Summarized sections you can open: {valid}.",
             tool_name="open_sections",
             field_path="$.section_keys",
         )
-    return paths
+    return opened
 
 
 def _rendered(context: ToolContext) -> RenderedPrompt[Any]:
@@ -163,34 +176,37 @@ def _rendered(context: ToolContext) -> RenderedPrompt[Any]:
 
 def _message(paths: list[SectionPath], suffix: str) -> str:
     keys = ", ".join(dotted(path) for path in paths)
-    noun = "section" if len(paths) == 1 else "sections"
-    return f"Opening {len(paths)} {noun}: {keys}. {suffix}"
+    if len(paths) == 1:
+        return f"Opening 1 section: {keys}. {suffix.format(them='it', their='Its')}"
+    return f"Opening {len(paths)} sections: {keys}. {suffix.format(them='them', their='Their')}"
 
 
 def _open_halting(
     params: OpenSectionsParams, *, context: ToolContext
 ) -> ToolResult[OpenSectionsResult]:
     rendered = _rendered(context)
-    paths = _requested_paths(params, rendered)
+    paths = _requested_paths(params, context, rendered)
     result = OpenSectionsResult(
         requested_overrides=MappingProxyType(dict.fromkeys(paths, SectionVisibility.FULL)),
         reason=params.reason,
         visibility_state=rendered.visibility,
     )
     return ToolResult(
-        message=_message(paths, "The prompt will be re-rendered with them open."),
+        message=_message(paths, "The prompt will be re-rendered with {them} open."),
         value=result,
     )
 
 
 def _open_inline(params: OpenSectionsParams, *, context: ToolContext) -> ToolResult[OpenedSections]:
     rendered = _rendered(context)
-    paths = _requested_paths(params, rendered)
-    contents = context.prompt.render_sections(
-        paths, visibility_overrides=rendered.visibility_overrides
-    )
+    paths = _requested_paths(params, context, rendered)
+    outermost = [
+        path for path in paths if not any(path[:depth] in paths for depth in range(1, len(path)))
+    ]
+    overrides = {**rendered.visibility_overrides, **dict.fromkeys(paths, SectionVisibility.FULL)}
+    contents = context.prompt.render_sections(outermost, visibility_overrides=overrides)
     return ToolResult(
-        message=_message(paths, "Their full content follows."),
+        message=_message(outermost, "{their} full content follows."),
         value=OpenedSections(
             contents=contents, reason=params.reason, visibility_state=rendered.visibility
         ),

@@ -70,13 +70,10 @@ class PromptTemplate(Generic[OutputT]):
         self._by_path = {node.path: node for node in plan.nodes}
         self._params_types = plan.params_types
         self._tools = plan.tools
-        self._descriptions = plan.tool_param_descriptions
-        self._descriptions_with_open_sections: Mapping[str, Mapping[str, str]] = MappingProxyType(
-            {
-                **plan.tool_param_descriptions,
-                OPEN_SECTIONS.name: OPEN_SECTIONS.spec.param_descriptions,
-            }
-        )
+        self._descriptions_with_open_sections: Mapping[str, Mapping[str, str]] = {
+            **plan.tool_param_descriptions,
+            OPEN_SECTIONS.name: OPEN_SECTIONS.spec.param_descriptions,
+        }
         self._output: tuple[object, StructuredOutput | None] | None = None
         self._disclosure: DisclosureMode = disclosure
         self._open_sections = open_sections_tool(disclosure)
@@ -164,10 +161,10 @@ class PromptTemplate(Generic[OutputT]):
         output_type, structured = output
         rendered = _render(self._nodes, given, overrides, self._name)
         tools = rendered.tools
-        descriptions = self._descriptions
         if SectionVisibility.SUMMARY in rendered.visibility.values():
             tools = (*tools, self._open_sections)
-            descriptions = self._descriptions_with_open_sections
+        known = self._descriptions_with_open_sections
+        descriptions = MappingProxyType({tool.name: known[tool.name] for tool in tools})
         return RenderedPrompt(
             ns=self._ns,
             key=self._key,
@@ -333,6 +330,9 @@ def _render(
     count = len(nodes)
     while index < count:
         node = nodes[index]
+        if node.section.enabled is False:
+            index = node.subtree_end
+            continue
         params = _params_for(node, given)
         if params is _MISSING:
             walk.missing.append(node)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import threading
 import typing
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, Protocol, overload
@@ -85,6 +86,13 @@ class Tool[ParamsT, ResultT]:
                 hinted_params, hinted_result = _handler_types(handler)
         if problems:
             raise PromptValidationError.combine(problems, subject=f"tool {name!r}")
+        if not takes_context:
+            warnings.warn(
+                f"tool {name!r} handler takes no 'context' keyword; define it as "
+                "handler(params, *, context). It still runs; support will be removed.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self._name = name
         self._description = description
         self._handler = handler

@@ -14,7 +14,6 @@ import concurrent.futures
 import inspect
 import json
 import logging
-import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -215,12 +214,6 @@ def _run(
         if tool.takes_context:
             produced = cast("Callable[..., object]", handler)(params, context=context)
         else:
-            warnings.warn(
-                f"tool {tool.name!r} handler takes no 'context' keyword; "
-                "define it as handler(params, *, context) (legacy support will be removed)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
             produced = cast("Callable[[object], object]", handler)(params)
         if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
             produced = _await(produced)

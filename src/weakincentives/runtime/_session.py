@@ -41,6 +41,11 @@ class SessionProtocol(Protocol):
         """Key/value state tools keep in the session."""
         ...
 
+    @property
+    def bus(self) -> EventBus | None:
+        """The bus the session records from, or None when events are applied directly."""
+        ...
+
     def select[S](self, slice_type: type[S]) -> tuple[S, ...]:
         """Every value in the slice of ``slice_type``, oldest first."""
         ...
