@@ -185,6 +185,15 @@ class TestDecorator:
 
         assert (handler.name, handler.description) == ("find", "Find notes.")
 
+    def test_wrap_needs_a_description(self) -> None:
+        """A function without a docstring must be described explicitly."""
+
+        def bare(params: SearchParams, *, context: ToolContext) -> ToolResult[Hit]:
+            raise AssertionError
+
+        with pytest.raises(PromptValidationError, match="has no description: give the function"):
+            Tool.wrap(bare)
+
     def test_wrap_needs_a_name_for_nameless_callables(self) -> None:
         """Callable objects without __name__ must be named explicitly."""
 

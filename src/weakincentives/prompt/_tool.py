@@ -119,9 +119,17 @@ class Tool[ParamsT, ResultT]:
             name = getattr(function, "__name__", None)
             if not isinstance(name, str):
                 raise PromptValidationError(f"cannot name a tool after {function!r}; pass name=...")
+        if description is None:
+            description = _first_line(function)
+            if not description:
+                raise PromptValidationError(
+                    f"tool {name!r} has no description: give the function a docstring "
+                    "or pass description=...",
+                    tool_name=name,
+                )
         return cls(
             name=name,
-            description=description if description is not None else _first_line(function),
+            description=description,
             handler=function,
             accepts_overrides=accepts_overrides,
         )
