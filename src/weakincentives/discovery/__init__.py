@@ -31,6 +31,7 @@ from weakincentives.discovery._executor import CallableExecutor, CallOutcome, To
 from weakincentives.discovery._json import JSONValue
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
+from weakincentives.discovery._requests import MAX_LIMIT
 from weakincentives.discovery._responses import (
     CallResponse,
     ExpandedTool,
@@ -41,7 +42,7 @@ from weakincentives.discovery._responses import (
     SearchToolsResponse,
     ToolPointer,
 )
-from weakincentives.discovery._service import MAX_LIMIT, ToolDiscovery
+from weakincentives.discovery._service import ToolDiscovery
 from weakincentives.discovery._text import tokenize
 
 __all__ = [

@@ -18,7 +18,7 @@ from typing import Literal
 from weakincentives.discovery._access import AccessPolicy
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
-from weakincentives.discovery._errors import DiscoveryError, Hint
+from weakincentives.discovery._errors import DiscoveryError
 from weakincentives.discovery._events import (
     DiscoveryCalled,
     DiscoveryExpanded,
@@ -31,6 +31,14 @@ from weakincentives.discovery._json import JSONValue
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._listing import collect_listing
 from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
+from weakincentives.discovery._recovery import Recovery
+from weakincentives.discovery._requests import (
+    check_limit,
+    check_path,
+    check_tags,
+    optional_query,
+    required_query,
+)
 from weakincentives.discovery._responses import (
     CallResponse,
     ExpandedTool,
@@ -44,10 +52,7 @@ from weakincentives.discovery._responses import (
 from weakincentives.discovery._view import CatalogView
 from weakincentives.errors import CursorError
 
-__all__ = ["MAX_LIMIT", "ToolDiscovery"]
-
-MAX_LIMIT = 50
-"""Largest page size any operation accepts."""
+__all__ = ["ToolDiscovery"]
 
 type EventSink = Callable[[object], object]
 
@@ -88,6 +93,7 @@ class ToolDiscovery:
         self._catalog = catalog
         self._index = index if index is not None else (ranker or BM25Ranker()).index(catalog)
         self._view = CatalogView(catalog, access)
+        self._recovery = Recovery(self._view, self._index)
         self._executor = executor
         self._events = events
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -127,9 +133,9 @@ class ToolDiscovery:
         step = self._new_id()
         try:
             where = self._path(path, "list")
-            wanted = _tags(tags)
-            text = _optional_query(query)
-            size = _limit(limit)
+            wanted = check_tags(tags)
+            text = optional_query(query)
+            size = check_limit(limit)
             scores = self._index.score_tools(text) if text is not None else None
             node_scores = self._index.score_nodes(text) if text is not None else None
             node_entries, tool_entries = collect_listing(
@@ -137,7 +143,7 @@ class ToolDiscovery:
             )
             total = len(node_entries) + len(tool_entries)
             if not total and (wanted or text is not None):
-                raise self._no_listing_match(where, wanted, text)
+                raise self._recovery.no_listing_match(where, wanted, text)
             key = ("list", where, wanted, text, size)
             offset = self._offset(key, cursor)
         except DiscoveryError as error:
@@ -175,8 +181,8 @@ class ToolDiscovery:
         operation: DiscoveryOperation = "search_tool_by_category"
         try:
             where = self._path(category_path, operation)
-            text = _required_query(query)
-            size = _limit(limit)
+            text = required_query(query)
+            size = check_limit(limit)
             key = (operation, where, text, size)
             offset = self._offset(key, cursor)
             end = offset + size
@@ -185,7 +191,7 @@ class ToolDiscovery:
             scores = self._index.score_tools(text, top=end + 1, within=scope)
             matches = self._matches(scores, where)
             if not matches:
-                raise self._no_match(where, text)
+                raise self._recovery.no_match(where, text)
         except DiscoveryError as error:
             raise self._failed(step, operation, error) from None
         catalog = self._catalog
@@ -212,8 +218,8 @@ class ToolDiscovery:
         """Rank visible categories against ``query``, for callers that do not know where to look."""
         step = self._new_id()
         try:
-            text = _required_query(query)
-            size = _limit(limit)
+            text = required_query(query)
+            size = check_limit(limit)
             scored = [
                 (-score, path)
                 for path, score in self._index.score_nodes(
@@ -333,26 +339,10 @@ class ToolDiscovery:
         )
 
     def _path(self, path: Sequence[str], operation: DiscoveryOperation) -> TreePath:
-        if isinstance(path, str) or not all(isinstance(part, str) for part in path):
-            raise DiscoveryError(
-                f"path must be a list of category names, got {path!r}",
-                code="INVALID_REQUEST",
-                next_action='pass the path as a list such as ["Storage", "Buckets"]',
-            )
-        where = tuple(path)
-        if self._view.has_path(where):
-            return where
-        prefix, hints = self._view.path_suggestions(where)
-        target = "search_tool_by_category" if operation != "list" else "list"
-        return_to = f"call {target} with one of the hinted paths, or list(path={list(prefix)!r})"
-        raise DiscoveryError(
-            f"category {list(where)!r} does not exist; the deepest existing part is "
-            f"{list(prefix)!r}",
-            code="UNKNOWN_PATH",
-            hints=hints,
-            next_action=return_to + " to see what exists there",
-            path=where,
-        )
+        where = check_path(path)
+        if not self._view.has_path(where):
+            raise self._recovery.unknown_path(where, listing=operation == "list")
+        return where
 
     def _matches(self, scores: Mapping[str, float], where: TreePath) -> Sequence[tuple[float, str]]:
         """(negated relevance, tool id) for every scored tool the caller may see under ``where``."""
@@ -409,35 +399,10 @@ class ToolDiscovery:
     def _callable_tool(self, tool_id: str) -> CatalogTool:
         tool = self._view.visible_tool(tool_id) if isinstance(tool_id, str) else None
         if tool is None:
-            ranked = _top(self._index.score_tools(str(tool_id)), 10)
-            raise DiscoveryError(
-                f"no tool with id {tool_id!r} is available",
-                code="TOOL_NOT_FOUND",
-                hints=self._view.similar_tools(str(tool_id), ranked),
-                next_action="use a tool_id exactly as returned by list or search_tool_by_category, "
-                "or search for the capability with search_tool_by_category",
-                tool_id=str(tool_id),
-            )
+            raise self._recovery.not_found(tool_id)
         if not self._view.can_call(tool):
-            query = f"{tool.name} {tool.summary}"
-            ranked = [
-                tool_id
-                for tool_id in _top(self._index.score_tools(query), 20)
-                if tool_id != tool.tool_id and self._allowed(tool_id)
-            ]
-            raise DiscoveryError(
-                f"you are not allowed to use tool {tool_id!r}",
-                code="NOT_AUTHORIZED",
-                hints=self._view.similar_tools("", ranked),
-                next_action="choose another tool, for example one of the hinted tools",
-                tool_id=tool_id,
-                path=tool.path,
-            )
+            raise self._recovery.not_authorized(tool)
         return tool
-
-    def _allowed(self, tool_id: str) -> bool:
-        tool = self._view.visible_tool(tool_id)
-        return tool is not None and self._view.can_call(tool)
 
     def _check_arguments(self, tool: CatalogTool, arguments: object) -> None:
         if isinstance(arguments, Mapping):
@@ -446,62 +411,7 @@ class ToolDiscovery:
             kind = type(arguments).__name__
             problems = (SchemaViolation(path="$", message=f"expected object, got {kind}"),)
         if problems:
-            listed = "; ".join(problem.render() for problem in problems)
-            raise DiscoveryError(
-                f"arguments for {tool.tool_id!r} are invalid: {listed}",
-                code="INVALID_ARGUMENTS",
-                next_action=f"fix every listed argument using expand_tool({tool.tool_id!r}) "
-                "and call again",
-                tool_id=tool.tool_id,
-                violations=problems,
-            )
-
-    def _no_match(self, where: TreePath, text: str) -> DiscoveryError:
-        elsewhere = self._matches(
-            self._index.score_tools(text, top=20, within=self._view.scope(())), ()
-        )
-        hints: list[Hint] = []
-        for _, tool_id in heapq.nsmallest(20, elsewhere):
-            path = self._catalog.tools[self._catalog.position(tool_id)].path
-            if path not in {hint.path for hint in hints}:
-                hints.append(self._view.category_hint(path))
-        if hints:
-            action = f"call search_tool_by_category(query={text!r}, category_path=<a hinted path>)"
-        else:
-            hints = list(self._view.root_hints())
-            action = "search again with other words, or call list(path=[]) to browse"
-        scope = f"category {list(where)!r}" if where else "the catalogue"
-        return DiscoveryError(
-            f"no tool in {scope} matches {text!r}",
-            code="NO_MATCH_IN_CATEGORY",
-            hints=tuple(hints[:3]),
-            next_action=action,
-            path=where,
-        )
-
-    def _no_listing_match(
-        self, where: TreePath, tags: tuple[str, ...], text: str | None
-    ) -> DiscoveryError:
-        filters = " and ".join(
-            part
-            for part in (f"tags {list(tags)!r}" if tags else "", f"query {text!r}" if text else "")
-            if part
-        )
-        if text is not None:
-            error = self._no_match(where, text)
-            hints, action = error.hints, error.next_action
-        else:
-            hints = tuple(
-                self._view.category_hint(node.path) for node in self._view.children(where)[:3]
-            )
-            action = f"call list(path={list(where)!r}) without tags"
-        return DiscoveryError(
-            f"nothing under {list(where)!r} matches {filters}",
-            code="NO_MATCH_IN_CATEGORY",
-            hints=hints,
-            next_action=action,
-            path=where,
-        )
+            raise self._recovery.invalid_arguments(tool, problems)
 
     def _searched(
         self,
@@ -552,43 +462,3 @@ class ToolDiscovery:
     def _publish(self, event: object) -> None:
         if self._events is not None:
             self._events(event)
-
-
-def _top(scores: Mapping[str, float], count: int) -> list[str]:
-    return [tool_id for _, tool_id in heapq.nsmallest(count, ((-s, t) for t, s in scores.items()))]
-
-
-def _limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise DiscoveryError(
-            f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}",
-            code="INVALID_REQUEST",
-            next_action=f"repeat the request with a limit between 1 and {MAX_LIMIT}",
-        )
-    return limit
-
-
-def _tags(tags: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
-        raise DiscoveryError(
-            f"tags must be a list of strings, got {tags!r}",
-            code="INVALID_REQUEST",
-            next_action='pass tags as a list such as ["auth"]',
-        )
-    return tuple(sorted({tag.casefold() for tag in tags if tag.strip()}))
-
-
-def _optional_query(query: str | None) -> str | None:
-    if query is None:
-        return None
-    return _required_query(query) if query.strip() else None
-
-
-def _required_query(query: object) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise DiscoveryError(
-            "query must be a non-empty description of the capability you need",
-            code="INVALID_REQUEST",
-            next_action='repeat the request with a query such as "upload a file"',
-        )
-    return query.strip()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from weakincentives.discovery._access import AccessPolicy
@@ -19,6 +20,8 @@ from weakincentives.discovery._errors import Hint
 __all__ = ["CatalogView"]
 
 _DID_YOU_MEAN_CUTOFF = 0.6
+_NEIGHBOURS = 25
+"""How many ids and names on each side of a misspelt id, in sorted order, are compared."""
 
 
 class CatalogView:
@@ -41,7 +44,7 @@ class CatalogView:
         self._lock = threading.Lock()
         self._visible: tuple[bool, ...] | None = None
         self._counts: dict[TreePath, int] | None = None
-        self._names: dict[str, list[str]] | None = None
+        self._names: tuple[dict[str, list[str]], list[str]] | None = None
         self._scopes: dict[TreePath, frozenset[str]] = {}
         self._node_scope: frozenset[TreePath] | None = None
 
@@ -132,11 +135,25 @@ class CatalogView:
         return prefix, hints
 
     def similar_tools(self, text: str, ranked: Sequence[str], limit: int = 3) -> tuple[Hint, ...]:
-        """Visible tools whose id or name is close to ``text``, then ``ranked`` ids."""
-        names = self._name_index()
-        found = difflib.get_close_matches(text, list(names), n=limit, cutoff=_DID_YOU_MEAN_CUTOFF)
+        """Visible tools whose id or name is close to ``text``, then the ``ranked`` ids.
+
+        The did-you-mean compares ``text`` with the ids and names that sort next to
+        it plus those of the ``ranked`` tools, so its cost does not grow with the
+        catalogue.
+        """
+        names, keys = self._name_index()
+        wanted = text.casefold()
+        middle = bisect_left(keys, wanted)
+        pool = set(keys[max(0, middle - _NEIGHBOURS) : middle + _NEIGHBOURS])
+        visible = [tool for tool_id in ranked if (tool := self.visible_tool(tool_id))]
+        pool.update(
+            key for tool in visible for key in (tool.tool_id.casefold(), tool.name.casefold())
+        )
+        found = difflib.get_close_matches(
+            wanted, sorted(pool), n=limit, cutoff=_DID_YOU_MEAN_CUTOFF
+        )
         ids = [tool_id for key in found for tool_id in names[key]]
-        ids.extend(tool_id for tool_id in ranked if self.visible_tool(tool_id) is not None)
+        ids.extend(tool.tool_id for tool in visible)
         hints: list[Hint] = []
         for tool_id in dict.fromkeys(ids):
             tool = self._catalog.tool(tool_id)
@@ -172,12 +189,12 @@ class CatalogView:
             self._counts = counts
         return self._counts
 
-    def _name_index(self) -> dict[str, list[str]]:
+    def _name_index(self) -> tuple[dict[str, list[str]], list[str]]:
         if self._names is None:
             names: dict[str, list[str]] = {}
             for position, tool in enumerate(self._catalog.tools):
                 if self.is_visible(position):
-                    names.setdefault(tool.tool_id, []).append(tool.tool_id)
-                    names.setdefault(tool.name, []).append(tool.tool_id)
-            self._names = names
+                    for key in dict.fromkeys((tool.tool_id.casefold(), tool.name.casefold())):
+                        names.setdefault(key, []).append(tool.tool_id)
+            self._names = (names, sorted(names))
         return self._names
