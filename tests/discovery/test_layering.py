@@ -1,0 +1,36 @@
+"""The discovery package only builds on the error hierarchy and the standard library."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import weakincentives.discovery
+
+PACKAGE = Path(weakincentives.discovery.__file__).parent
+ALLOWED = ("weakincentives.discovery", "weakincentives.errors")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_discovery_imports_nothing_above_it() -> None:
+    """No module in discovery imports prompt, runtime, adapters or a third-party package."""
+    offenders = {
+        f"{path.name}: {module}"
+        for path in sorted(PACKAGE.glob("*.py"))
+        for module in _imports(path)
+        if not module.startswith(ALLOWED)
+        and module.split(".")[0] not in sys.stdlib_module_names
+        and module != "__future__"
+    }
+    assert offenders == set()
