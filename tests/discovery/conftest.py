@@ -13,13 +13,13 @@ from weakincentives.discovery import (
     AccessPolicy,
     CatalogNode,
     CatalogTool,
-    JSONValue,
     Ranker,
     RankIndex,
     ToolCatalog,
     ToolDiscovery,
     ToolExecutor,
 )
+from weakincentives.serde import JSONValue
 
 SECRET = b"discovery-tests-secret-0123456789"
 

@@ -15,10 +15,10 @@ from weakincentives.discovery import (
     DiscoveryCalled,
     DiscoveryError,
     ExpandedTool,
-    JSONValue,
     SchemaViolation,
     ToolDiscovery,
 )
+from weakincentives.serde import JSONValue
 
 from .conftest import RENAME_SCHEMA, ServiceFactory
 

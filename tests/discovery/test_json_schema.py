@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from weakincentives.discovery import JSONValue, SchemaViolation, validate_json
+from weakincentives.discovery import SchemaViolation, validate_json
 from weakincentives.discovery._json_schema import schema_problems
+from weakincentives.serde import JSONValue
 
 from .conftest import RENAME_SCHEMA
 

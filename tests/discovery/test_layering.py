@@ -1,4 +1,4 @@
-"""The discovery package only builds on the error hierarchy and the standard library."""
+"""The discovery package only builds on errors, serde and the standard library."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import weakincentives.discovery
 
 PACKAGE = Path(weakincentives.discovery.__file__).parent
-ALLOWED = ("weakincentives.discovery", "weakincentives.errors")
+ALLOWED = ("weakincentives.discovery", "weakincentives.errors", "weakincentives.serde")
 
 
 def _imports(path: Path) -> set[str]:

@@ -28,7 +28,6 @@ from weakincentives.discovery._events import (
     audit_chain,
 )
 from weakincentives.discovery._executor import CallableExecutor, CallOutcome, ToolExecutor
-from weakincentives.discovery._json import JSONValue
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._requests import MAX_LIMIT
@@ -70,7 +69,6 @@ __all__ = [
     "Hint",
     "HintKind",
     "IdAccessPolicy",
-    "JSONValue",
     "ListResponse",
     "NodeMatch",
     "NodePointer",

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from weakincentives.discovery._json import JSONValue
 from weakincentives.discovery._json_schema import schema_problems
 from weakincentives.errors import CatalogError
+from weakincentives.serde import JSONValue
 
 __all__ = ["CatalogNode", "CatalogTool", "ToolCatalog", "TreePath"]
 

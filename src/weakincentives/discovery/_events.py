@@ -16,7 +16,7 @@ from typing import Literal
 
 from weakincentives.discovery._catalog import TreePath
 from weakincentives.discovery._errors import ErrorCode
-from weakincentives.discovery._json import JSONValue
+from weakincentives.serde import JSONValue
 
 __all__ = [
     "DiscoveryCalled",

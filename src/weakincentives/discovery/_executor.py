@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from weakincentives.discovery._catalog import CatalogTool
-from weakincentives.discovery._json import JSONValue
+from weakincentives.serde import JSONValue
 
 __all__ = ["CallOutcome", "CallableExecutor", "ToolExecutor"]
 

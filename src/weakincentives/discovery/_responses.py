@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from weakincentives.discovery._catalog import TreePath
-from weakincentives.discovery._json import JSONValue
+from weakincentives.serde import JSONValue
 
 __all__ = [
     "CallResponse",

@@ -27,7 +27,6 @@ from weakincentives.discovery._events import (
     DiscoverySearched,
 )
 from weakincentives.discovery._executor import CallOutcome, ToolExecutor
-from weakincentives.discovery._json import JSONValue
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._listing import collect_listing
 from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
@@ -51,6 +50,7 @@ from weakincentives.discovery._responses import (
 )
 from weakincentives.discovery._view import CatalogView
 from weakincentives.errors import CursorError
+from weakincentives.serde import JSONValue
 
 __all__ = ["ToolDiscovery"]
 
