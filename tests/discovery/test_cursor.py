@@ -9,7 +9,7 @@ import hmac
 import pytest
 
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
-from weakincentives.errors import CursorError
+from weakincentives.errors import ConfigValidationError, CursorError
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 
@@ -23,7 +23,7 @@ def test_a_cursor_round_trips_for_its_request() -> None:
 
 def test_a_short_secret_is_refused() -> None:
     """Secrets under 16 bytes are too weak to authenticate cursors."""
-    with pytest.raises(ValueError, match="at least 16 bytes"):
+    with pytest.raises(ConfigValidationError, match="at least 16 bytes"):
         CursorCodec(b"short")
 
 

@@ -17,6 +17,7 @@ from weakincentives.discovery import (
     ToolDiscovery,
     TreePath,
 )
+from weakincentives.errors import ConfigValidationError
 
 from .conftest import ServiceFactory
 
@@ -200,7 +201,7 @@ def test_schemas_without_a_property_map_still_index() -> None:
 
 def test_ranker_and_index_are_exclusive(catalog: ToolCatalog) -> None:
     """Passing both a ranker and a prebuilt index is a programming error."""
-    with pytest.raises(ValueError, match="either ranker or a prebuilt index"):
+    with pytest.raises(ConfigValidationError, match="either ranker or a prebuilt index"):
         ToolDiscovery(catalog, ranker=BM25Ranker(), index=BM25Ranker().index(catalog))
 
 

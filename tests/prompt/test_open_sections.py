@@ -117,7 +117,8 @@ class TestRegistration:
         assert str(keys["description"]).startswith("Section keys to open.")
         assert keys["minItems"] == 1
         assert str(reason["description"]).startswith("Brief explanation")
-        assert reason["maxLength"] == 256
+        assert str(reason["description"]).endswith("At most 256 characters.")
+        assert OPEN_SECTIONS.spec.strict
         assert schema["required"] == ["section_keys", "reason"]
         descriptions = template().render(PARAMS).tool_param_descriptions["open_sections"]
         assert set(descriptions) == {"section_keys", "reason"}
@@ -225,7 +226,7 @@ class TestHandler:
         ("keys", "reason", "fragment"),
         [
             ([], "r", "$.section_keys"),
-            (["context"], "x" * 257, "$.reason"),
+            (["context"], "x" * 257, "reason must be at most 256 characters, got 257"),
         ],
     )
     def test_schema_limits_are_enforced(self, keys: list[str], reason: str, fragment: str) -> None:

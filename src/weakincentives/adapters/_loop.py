@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, cast
 
 from weakincentives.adapters._hosted import parse_hosted_outputs, serialize_hosted_tools
@@ -182,6 +183,7 @@ def _evaluate[OutputT](
             created_at=started,
         ),
     )
+    extras = MappingProxyType({"evaluation_id": evaluation_id, "adapter": client.name})
     history: list[ConversationItem] = [PromptMessage(text=rendered.text)]
     executions: list[ToolExecution] = []
     raw_items: list[Any] = []
@@ -223,6 +225,7 @@ def _evaluate[OutputT](
             evaluation_id=evaluation_id,
             request=turn.request,
             accumulator=accumulator,
+            extras=extras,
             clock=settings.clock,
         )
         for index, call in enumerate(turn.tool_calls):

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from weakincentives.discovery._json_schema import schema_problems
 from weakincentives.errors import CatalogError
-from weakincentives.serde import JSONValue
+from weakincentives.prompt import Tool
+from weakincentives.serde import JSONValue, schema
 
 __all__ = ["CatalogNode", "CatalogTool", "ToolCatalog", "TreePath"]
 
@@ -150,6 +152,46 @@ class ToolCatalog:
                 f"{len(problems)} malformed catalogue record(s):\n{lines}", tool_id=first_id
             )
         return cls(tools=tools)
+
+    @classmethod
+    def from_tools(
+        cls,
+        entries: Iterable[tuple[Sequence[str], Tool[Any, Any]]],
+        *,
+        nodes: Iterable[CatalogNode] = (),
+    ) -> ToolCatalog:
+        """Build a catalogue of weakincentives tools, each filed under one or more paths.
+
+        ``entries`` pairs a category path with a tool; a tool listed under several
+        paths sits in all of them (a DAG). Ids are tool names, summaries the tool
+        descriptions, and schemas come from serde (the natural, non-strict form).
+        The tool itself is kept as the entry's ``handle``, so a section can run it.
+        """
+        paths: dict[str, list[TreePath]] = {}
+        tools: dict[str, Tool[Any, Any]] = {}
+        for path, tool in entries:
+            known = tools.setdefault(tool.name, tool)
+            if known is not tool:
+                raise CatalogError(
+                    f"two different tools are named {tool.name!r}; tool names are catalogue ids",
+                    tool_id=tool.name,
+                )
+            paths.setdefault(tool.name, []).append(tuple(path))
+        return cls(
+            tools=[
+                CatalogTool(
+                    tool_id=name,
+                    name=name,
+                    paths=tuple(dict.fromkeys(paths[name])),
+                    summary=tool.description,
+                    args_schema=schema(tool.spec.params_type, strict=False),
+                    result_schema=_result_schema(tool.spec.result_type),
+                    handle=tool,
+                )
+                for name, tool in tools.items()
+            ],
+            nodes=nodes,
+        )
 
     @classmethod
     def from_jsonl(cls, path: str | Path) -> ToolCatalog:
@@ -375,3 +417,9 @@ def _fingerprint(tools: tuple[CatalogTool, ...], nodes: Mapping[TreePath, Catalo
     for path in sorted(nodes):
         digest.update(json.dumps(path).encode())
     return digest.hexdigest()[:32]
+
+
+def _result_schema(result_type: object) -> Mapping[str, JSONValue] | None:
+    if isinstance(result_type, type) and is_dataclass(result_type):
+        return schema(result_type, strict=False)
+    return None

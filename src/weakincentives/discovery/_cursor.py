@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import json
 
-from weakincentives.errors import CursorError
+from weakincentives.errors import ConfigValidationError, CursorError
 
 __all__ = ["CursorCodec", "request_fingerprint"]
 
@@ -36,7 +36,10 @@ class CursorCodec:
 
     def __init__(self, secret: bytes) -> None:
         if len(secret) < 16:
-            raise ValueError("cursor secret must be at least 16 bytes")
+            raise ConfigValidationError(
+                f"cursor secret must be at least 16 bytes, got {len(secret)}",
+                field_name="cursor_secret",
+            )
         self._secret = secret
 
     def encode(self, *, offset: int, fingerprint: str) -> str:

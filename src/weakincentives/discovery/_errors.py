@@ -28,6 +28,7 @@ type ErrorCode = Literal[
     "INVALID_CURSOR",
     "INVALID_REQUEST",
     "CALL_NOT_SUPPORTED",
+    "NOT_EXPANDED",
 ]
 """Why an operation failed.
 
@@ -35,7 +36,8 @@ The first four come from the protocol. ``INVALID_ARGUMENTS``: ``call_tool``
 arguments break the tool's schema. ``INVALID_CURSOR``: a cursor is
 malformed, altered or belongs to another request. ``INVALID_REQUEST``: a
 request field is out of range (limit, empty query). ``CALL_NOT_SUPPORTED``:
-the service has no executor, so tools must be run elsewhere.
+the service has no executor, so tools must be run elsewhere. ``NOT_EXPANDED``: the
+service requires ``expand_tool`` before ``call_tool`` and the tool was not expanded.
 """
 
 type HintKind = Literal["category", "tool"]

@@ -7,6 +7,7 @@ publishes one audit event and either returns a response value or raises a
 
 from __future__ import annotations
 
+import copy
 import heapq
 import secrets
 import threading
@@ -49,7 +50,7 @@ from weakincentives.discovery._responses import (
     ToolPointer,
 )
 from weakincentives.discovery._view import CatalogView
-from weakincentives.errors import CursorError
+from weakincentives.errors import ConfigValidationError, CursorError
 from weakincentives.serde import JSONValue
 
 __all__ = ["ToolDiscovery"]
@@ -73,6 +74,8 @@ class ToolDiscovery:
         clock: timestamps events (default: UTC wall clock).
         new_id: makes step ids (default: random UUID hex).
         cursor_secret: HMAC key for cursors (default: random per service).
+        require_expansion: refuse ``call_tool`` for a tool this service has not
+            expanded yet (``NOT_EXPANDED``), enforcing "expand before calling".
     """
 
     def __init__(
@@ -87,9 +90,12 @@ class ToolDiscovery:
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] | None = None,
         cursor_secret: bytes | None = None,
+        require_expansion: bool = False,
     ) -> None:
         if ranker is not None and index is not None:
-            raise ValueError("pass either ranker or a prebuilt index, not both")
+            raise ConfigValidationError(
+                "pass either ranker or a prebuilt index, not both", config_type=ToolDiscovery
+            )
         self._catalog = catalog
         self._index = index if index is not None else (ranker or BM25Ranker()).index(catalog)
         self._view = CatalogView(catalog, access)
@@ -102,6 +108,26 @@ class ToolDiscovery:
         self._lock = threading.Lock()
         self._surfaced: dict[str, str] = {}
         self._expanded: dict[str, str] = {}
+        self._require_expansion = require_expansion
+
+    def bind(
+        self, *, events: EventSink | None = None, executor: ToolExecutor | None = None
+    ) -> ToolDiscovery:
+        """A view that publishes to ``events`` and runs tools with ``executor``.
+
+        The view shares everything else with this service (catalogue, index, access
+        policy, cursor secret and the audit links between steps), so a prompt can
+        route one evaluation's events to its bus without losing the chain.
+        """
+        view = copy.copy(self)
+        view._events = events if events is not None else self._events
+        view._executor = executor if executor is not None else self._executor
+        return view
+
+    @property
+    def executor(self) -> ToolExecutor | None:
+        """What runs tools for ``call_tool``, if anything."""
+        return self._executor
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -311,6 +337,7 @@ class ToolDiscovery:
                     "from expand_tool",
                     tool_id=tool_id,
                 )
+            self._check_expanded(tool)
             self._check_arguments(tool, arguments)
         except DiscoveryError as error:
             raise self._failed(step, "call_tool", error) from None
@@ -403,6 +430,20 @@ class ToolDiscovery:
         if not self._view.can_call(tool):
             raise self._recovery.not_authorized(tool)
         return tool
+
+    def _check_expanded(self, tool: CatalogTool) -> None:
+        if not self._require_expansion:
+            return
+        with self._lock:
+            expanded = tool.tool_id in self._expanded
+        if not expanded:
+            raise DiscoveryError(
+                f"{tool.tool_id!r} has not been expanded, so its arguments are guesses",
+                code="NOT_EXPANDED",
+                next_action=f"call expand_tool with tool_id {tool.tool_id!r}, then build the "
+                "arguments from its args_schema",
+                tool_id=tool.tool_id,
+            )
 
     def _check_arguments(self, tool: CatalogTool, arguments: object) -> None:
         if isinstance(arguments, Mapping):

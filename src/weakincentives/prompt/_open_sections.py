@@ -64,9 +64,9 @@ class OpenSectionsParams:
         metadata={
             "description": (
                 "Brief explanation of why these sections need to be expanded. "
-                "Helps the caller understand the model's information needs."
+                "Helps the caller understand the model's information needs. "
+                f"At most {_MAX_REASON} characters."
             ),
-            "max_length": _MAX_REASON,
         },
     )
 
@@ -133,6 +133,13 @@ def _requested_paths(
     A key may name a summarized section, or a section hidden inside one (as listed in
     a summary's subsections): then every enclosing section down to it opens too.
     """
+    if len(params.reason) > _MAX_REASON:
+        # Checked here rather than as a schema maxLength, which OpenAI's strict mode rejects.
+        raise ToolValidationError(
+            f"reason must be at most {_MAX_REASON} characters, got {len(params.reason)}",
+            tool_name="open_sections",
+            field_path="$.reason",
+        )
     known = set(context.prompt.template.section_paths())
     summarized = rendered.summarized_paths
     opened: list[SectionPath] = []

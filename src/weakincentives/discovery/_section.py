@@ -1,0 +1,272 @@
+"""A prompt section that exposes a tool catalogue through the discovery protocol.
+
+Instead of thousands of tool schemas, the model sees this section's text and five
+ordinary tools (``list``, ``search_tool_by_category``, ``search_nodes``,
+``expand_tool``, ``call_tool``). Catalogue entries built from weakincentives tools
+(``ToolCatalog.from_tools``) run through the shared execution path, with a
+``ToolContext`` and a ``ToolInvoked`` event like any other tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from weakincentives.discovery._catalog import CatalogTool
+from weakincentives.discovery._errors import DiscoveryError, DiscoveryFailure
+from weakincentives.discovery._executor import CallOutcome, ToolExecutor
+from weakincentives.discovery._responses import ListResponse
+from weakincentives.discovery._service import ToolDiscovery
+from weakincentives.prompt import (
+    EmptyParams,
+    MarkdownSection,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
+from weakincentives.runtime import ExecutionScope, ToolCall, execute_tool_call
+from weakincentives.serde import JSONValue, dump
+
+__all__ = [
+    "CallToolParams",
+    "ExpandToolParams",
+    "ListParams",
+    "SearchNodesParams",
+    "SearchToolsParams",
+    "ToolDiscoverySection",
+]
+
+_RULES = """
+This prompt can reach a catalogue of {count} tools that are not listed as functions.
+Work with it through the discovery tools:
+
+1. Never assume a tool exists: find it with `list` or a search first.
+2. Prefer navigating: `list` a category path to see what it holds before searching.
+3. When no category fits, use the escape hatch: `search_nodes` finds categories,
+   `search_tool_by_category` finds tools (an empty category path searches everything).
+4. Always `expand_tool` before `call_tool`, and build the arguments from the
+   `args_schema` it returns.
+5. When an operation fails, follow its `hints` and `next_action`.
+
+Top-level categories: {roots}.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ListParams:
+    """Arguments of ``list``."""
+
+    path: list[str] = field(
+        default_factory=list,
+        metadata={"description": "Category path to list, e.g. ['Storage']; [] is the root"},
+    )
+    tags: list[str] = field(
+        default_factory=list, metadata={"description": "Only tools with all of these tags"}
+    )
+    query: str | None = field(
+        default=None, metadata={"description": "Optional text to filter and rank by"}
+    )
+    limit: int = field(default=10, metadata={"description": "Items per page", "ge": 1, "le": 50})
+    cursor: str | None = field(
+        default=None, metadata={"description": "next_cursor from the previous page"}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchToolsParams:
+    """Arguments of ``search_tool_by_category``."""
+
+    query: str = field(metadata={"description": "What the tool should do, in plain words"})
+    category_path: list[str] = field(
+        default_factory=list, metadata={"description": "Category to search in; [] for all"}
+    )
+    limit: int = field(default=5, metadata={"description": "Results per page", "ge": 1, "le": 50})
+    cursor: str | None = field(
+        default=None, metadata={"description": "next_cursor from the previous page"}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchNodesParams:
+    """Arguments of ``search_nodes``."""
+
+    query: str = field(metadata={"description": "The capability you are looking for"})
+    limit: int = field(default=5, metadata={"description": "Results", "ge": 1, "le": 50})
+
+
+@dataclass(frozen=True, slots=True)
+class ExpandToolParams:
+    """Arguments of ``expand_tool``."""
+
+    tool_id: str = field(metadata={"description": "A tool_id from a listing or a search"})
+
+
+@dataclass(frozen=True, slots=True)
+class CallToolParams:
+    """Arguments of ``call_tool``."""
+
+    tool_id: str = field(metadata={"description": "The expanded tool to run"})
+    arguments: dict[str, JSONValue] = field(
+        default_factory=dict,
+        metadata={"description": "Arguments that follow the tool's args_schema"},
+    )
+
+
+class ToolDiscoverySection(MarkdownSection[EmptyParams]):
+    """Offers a catalogue to the model through five discovery tools.
+
+    ``discovery`` is the service to expose; build it with ``require_expansion=True``
+    to enforce "expand before calling". During an evaluation, its audit events go to
+    the evaluation's bus and catalogue tools built from weakincentives ``Tool``s run
+    through the shared execution path.
+    """
+
+    def __init__(
+        self,
+        discovery: ToolDiscovery,
+        *,
+        key: str = "tool_discovery",
+        title: str = "Tool Discovery",
+    ) -> None:
+        self._discovery = discovery
+        catalog = discovery.catalog
+        roots = ", ".join(node.name for node in catalog.children(())) or "none"
+        template = _RULES.format(count=len(catalog.tools), roots=roots.replace("$", "$$"))
+        super().__init__(title=title, key=key, template=template, tools=self._build_tools())
+
+    @property
+    def discovery(self) -> ToolDiscovery:
+        """The service behind the tools."""
+        return self._discovery
+
+    def _bound(self, context: ToolContext) -> ToolDiscovery:
+        return self._discovery.bind(
+            events=context.event_bus.publish,
+            executor=_ContextExecutor(context=context, fallback=self._discovery.executor),
+        )
+
+    def _build_tools(self) -> list[Tool[Any, Any]]:
+        def list_catalogue(params: ListParams, *, context: ToolContext) -> ToolResult[object]:
+            return _answer(
+                lambda: self._bound(context).list(
+                    path=tuple(params.path),
+                    tags=tuple(params.tags),
+                    query=params.query,
+                    limit=params.limit,
+                    cursor=params.cursor,
+                ),
+                _listed,
+            )
+
+        def search_tools(params: SearchToolsParams, *, context: ToolContext) -> ToolResult[object]:
+            return _answer(
+                lambda: self._bound(context).search_tool_by_category(
+                    params.query, tuple(params.category_path), params.limit, params.cursor
+                ),
+                lambda found: f"{len(found.results)} matching tools.",
+            )
+
+        def search_nodes(params: SearchNodesParams, *, context: ToolContext) -> ToolResult[object]:
+            return _answer(
+                lambda: self._bound(context).search_nodes(params.query, params.limit),
+                lambda found: f"{len(found.results)} matching categories.",
+            )
+
+        def expand_tool(params: ExpandToolParams, *, context: ToolContext) -> ToolResult[object]:
+            return _answer(
+                lambda: self._bound(context).expand_tool(params.tool_id),
+                lambda tool: f"Schema of {tool.tool_id}; call it with call_tool.",
+            )
+
+        def call_tool(params: CallToolParams, *, context: ToolContext) -> ToolResult[object]:
+            try:
+                response = self._bound(context).call_tool(params.tool_id, params.arguments)
+            except DiscoveryError as error:
+                return _failure(error)
+            return ToolResult(message=response.message, value=response, success=response.success)
+
+        return [
+            Tool(
+                name="list",
+                description="List the categories and tools under a category path.",
+                handler=list_catalogue,
+            ),
+            Tool(
+                name="search_tool_by_category",
+                description="Search tools by what they do, within a category or everywhere.",
+                handler=search_tools,
+            ),
+            Tool(
+                name="search_nodes",
+                description="Find categories for a capability when you do not know where to look.",
+                handler=search_nodes,
+            ),
+            Tool(
+                name="expand_tool",
+                description="Get a tool's full argument schema; required before call_tool.",
+                handler=expand_tool,
+            ),
+            Tool(
+                name="call_tool",
+                description="Run an expanded catalogue tool with arguments matching its schema.",
+                handler=call_tool,
+            ),
+        ]
+
+
+def _answer[R](operation: Callable[[], R], describe: Callable[[R], str]) -> ToolResult[object]:
+    try:
+        response = operation()
+    except DiscoveryError as error:
+        return _failure(error)
+    return ToolResult(message=describe(response), value=response)
+
+
+def _listed(listing: ListResponse) -> str:
+    return f"{len(listing.nodes)} categories and {len(listing.tools)} tools."
+
+
+def _failure(error: DiscoveryError) -> ToolResult[object]:
+    failure: DiscoveryFailure = error.to_failure()
+    return ToolResult(message=f"{error.code}: {error.message}", value=failure, success=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ContextExecutor:
+    """Runs catalogue entries that wrap weakincentives tools inside the current evaluation."""
+
+    context: ToolContext
+    fallback: ToolExecutor | None
+
+    def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
+        handle = tool.handle
+        if not isinstance(handle, Tool):
+            if self.fallback is None:
+                return CallOutcome(
+                    success=False, message=f"no implementation is available for {tool.tool_id!r}"
+                )
+            return self.fallback.execute(tool, arguments)
+        context = self.context
+        extras = context.extras
+        scope = ExecutionScope(
+            prompt=context.prompt,
+            session=context.session,
+            bus=context.event_bus,
+            rendered=context.rendered_prompt,
+            adapter=context.adapter,
+            adapter_name=str(extras.get("adapter", "direct")),
+            evaluation_id=str(extras.get("evaluation_id", "")),
+            request=context.request,
+            accumulator=context.response_accumulator,
+        )
+        call = ToolCall(
+            call_id=f"{context.invocation.invocation_id}/{handle.name}",
+            name=handle.name,
+            arguments=dict(arguments),
+            parent_message_id=context.invocation.parent_message_id,
+        )
+        execution = execute_tool_call(call, scope, tools=(handle,))
+        result = execution.result
+        value = None if result.value is None else dump(result.value, exclude_none=True)
+        return CallOutcome(success=result.success, message=result.message, value=value)
