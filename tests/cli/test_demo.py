@@ -27,6 +27,10 @@ def test_demo_recovers_opens_the_runbook_and_answers() -> None:
     assert "halted to open sections after 3 round(s), 5 tool call(s)" in text
     assert "### 3.1 Latency" in text
     assert '"severity": "sev2"' in text
+    assert "catalogue of 291 tools" in text
+    assert "[ok ] expand_tool" in text
+    assert "[ok ] rollback_release" in text
+    assert "[ok ] call_tool" in text
     assert "- Payments status: all systems operational" in text
 
 

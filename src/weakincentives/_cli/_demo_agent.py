@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from weakincentives._cli._demo_catalog import build_ops_discovery
+from weakincentives.discovery import ToolDiscoverySection
 from weakincentives.errors import ToolValidationError
 from weakincentives.prompt import (
     MarkdownSection,
@@ -187,5 +189,6 @@ def build_triage_prompt() -> PromptTemplate[TriageReport]:
                     domain_filter=DomainFilter(allowed=("status.payments.example.com",))
                 )
             ),
+            ToolDiscoverySection(build_ops_discovery(), title="Platform Tools", key="platform"),
         ],
     )

@@ -74,7 +74,26 @@ def _conclude(turns: int) -> ScriptedTurn:
             raw_items=_web_search_items(),
             tool_calls=(
                 _call(
-                    "query_metrics", service="checkout-api", metric="error_rate", window_minutes=60
+                    "query_metrics",
+                    service="checkout-api",
+                    metric="error_rate",
+                    window_minutes=60,
+                ),
+                _call("search_tool_by_category", query="roll back a release to an earlier version"),
+            ),
+        )
+    if turns == 1:
+        return ScriptedTurn(
+            text="The runbook says roll back; rollback_release looks right.",
+            tool_calls=(_call("expand_tool", tool_id="rollback_release"),),
+        )
+    if turns == 2:
+        return ScriptedTurn(
+            tool_calls=(
+                _call(
+                    "call_tool",
+                    tool_id="rollback_release",
+                    arguments={"service": "checkout-api", "to_version": "v411"},
                 ),
             ),
         )
@@ -86,7 +105,7 @@ def _conclude(turns: int) -> ScriptedTurn:
                 "14:02 with flat CPU, and the payments provider reports no incident."
             ),
             "actions": [
-                "Roll back checkout-api to v411",
+                "Rollback of checkout-api to v411 is in progress",
                 "Watch p99 until it stays under 300 ms for 15 minutes",
                 "Open a ticket for the v412 owners with the latency graph",
             ],

@@ -11,6 +11,7 @@ from weakincentives.runtime import EventBus, PromptExecuted, PromptRendered, Too
 __all__ = ["Transcript"]
 
 _WIDTH = 96
+_MAX_REPLY = 320
 
 
 class Transcript:
@@ -58,8 +59,10 @@ class Transcript:
             json.dumps(event.arguments) if not isinstance(event.arguments, str) else event.arguments
         )
         self.line(f"  [{mark}] {event.name}({arguments})")
-        reply = event.result.model_content()
-        for line in textwrap.wrap(reply.replace("\n", " "), _WIDTH - 10) or [""]:
+        reply = event.result.model_content().replace("\n", " ")
+        if len(reply) > _MAX_REPLY:
+            reply = f"{reply[:_MAX_REPLY]}... ({len(reply)} characters)"
+        for line in textwrap.wrap(reply, _WIDTH - 10) or [""]:
             self.line(f"        -> {line}")
 
     def on_executed(self, event: PromptExecuted) -> None:

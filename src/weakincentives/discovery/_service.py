@@ -268,7 +268,7 @@ class ToolDiscovery:
             NodeMatch(
                 path=path,
                 summary=self._summary(path),
-                confidence=-negative,
+                confidence=_rounded(-negative),
                 tool_count=self._view.count(path),
             )
             for negative, path in heapq.nsmallest(size, scored)
@@ -406,7 +406,7 @@ class ToolDiscovery:
             path=path,
             summary=tool.summary,
             tags=tool.tags,
-            confidence=None if confidence is None else min(max(confidence, 0.0), 1.0),
+            confidence=None if confidence is None else _rounded(confidence),
         )
 
     def _node_pointer(self, path: TreePath) -> NodePointer:
@@ -503,3 +503,8 @@ class ToolDiscovery:
     def _publish(self, event: object) -> None:
         if self._events is not None:
             self._events(event)
+
+
+def _rounded(confidence: float) -> float:
+    """Clamp to [0, 1] and keep three decimals: finer digits only cost the model tokens."""
+    return round(min(max(confidence, 0.0), 1.0), 3)
