@@ -45,7 +45,6 @@ from weakincentives.runtime import (
     Session,
     ToolCall,
     ToolInvoked,
-    ToolTelemetry,
     execute_tool_call,
 )
 from weakincentives.serde import parse_json
@@ -362,8 +361,8 @@ def main() -> None:
                 ),
             ),
             Case(
-                name="isinstance(value, ToolTelemetry)",
-                action=lambda: isinstance(value, ToolTelemetry),
+                name="telemetry lookup on the payload type",
+                action=lambda: getattr(type(value), "telemetry", None),
             ),
             Case(name="ToolResult.render", action=execution.result.render),
             Case(
