@@ -516,11 +516,17 @@ LOOKUP = ScriptedTurn(
 REPLY = ScriptedTurn(text=ANSWER)
 
 
-def run(variant: Variant, script: Sequence[ScriptedTurn]) -> Tally:
-    """Evaluate the ticket under ``variant`` with the model playing ``script``."""
+def run(variant: Variant, script: Sequence[ScriptedTurn], *, fresh: bool = False) -> Tally:
+    """Evaluate the ticket under ``variant`` with the model playing ``script``.
+
+    ``fresh`` makes the halting variant restart the conversation on retry instead of
+    continuing it, so the model has to redo what it did before the halt.
+    """
     adapter = OfflineAdapter(script)
     if variant == "halt":
-        response = evaluate_with_disclosure(adapter, build("halt"), TICKET)
+        response = evaluate_with_disclosure(
+            adapter, build("halt"), TICKET, continue_conversation=not fresh
+        )
     elif variant == "inline":
         response = adapter.evaluate(build("inline"), TICKET)
     else:
@@ -548,12 +554,12 @@ def section_sizes() -> list[tuple[str, int, int]]:
 def print_tallies(title: str, rows: Sequence[tuple[str, Tally]], baseline: Tally) -> None:
     print(title)
     print(
-        f"{'run':<52}{'reqs':>5}{'prompt':>8}{'history':>8}{'tools':>7}{'sent':>7}"
+        f"{'run':<62}{'reqs':>5}{'prompt':>8}{'history':>8}{'tools':>7}{'sent':>7}"
         f"{'output':>8}{'total':>7}{'ratio':>7}{'reused':>8}"
     )
     for name, row in rows:
         print(
-            f"{name:<52}{row.requests:>5}{row.prompt:>8}{row.history:>8}{row.tools:>7}"
+            f"{name:<62}{row.requests:>5}{row.prompt:>8}{row.history:>8}{row.tools:>7}"
             f"{row.sent:>7}{row.produced:>8}{row.total:>7}{row.total / baseline.total:>7.2f}"
             f"{row.reused:>8}"
         )
@@ -590,8 +596,12 @@ def main() -> None:
         [
             ("full: lookup -> answer", lookup_baseline),
             (
-                "halt: lookup, open -> re-render -> lookup -> answer",
-                run("halt", [LOOKUP, OPEN, LOOKUP, REPLY]),
+                "halt: lookup, open -> re-render (continued) -> answer",
+                run("halt", [LOOKUP, OPEN, REPLY]),
+            ),
+            (
+                "halt: lookup, open -> re-render (fresh) -> lookup -> answer",
+                run("halt", [LOOKUP, OPEN, LOOKUP, REPLY], fresh=True),
             ),
             ("inline: lookup -> open -> answer", run("inline", [LOOKUP, OPEN, REPLY])),
         ],

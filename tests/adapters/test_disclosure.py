@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import pytest
 
 from weakincentives.adapters import (
+    AssistantMessage,
     OfflineAdapter,
+    PromptMessage,
     ScriptedCall,
     ScriptedTurn,
     ToolOutputMessage,
@@ -294,3 +296,44 @@ class TestInlineFlow:
             "- Architecture overview"
         )
         assert adapter.requests[1].rendered is adapter.requests[0].rendered
+
+
+class TestContinuation:
+    def test_retries_continue_the_conversation(self) -> None:
+        """After the halt, the model sees the new render, then everything it already did."""
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(
+                    tool_calls=(
+                        ScriptedCall(name="lookup_ticket"),
+                        open_call("context"),
+                        ScriptedCall(name="lookup_ticket"),
+                    )
+                ),
+                ScriptedTurn(text="Done."),
+            ]
+        )
+        response = evaluate_with_disclosure(adapter, template(extra_tool=False), *PARAMS)
+        second = adapter.requests[1].history
+        assert isinstance(second[0], PromptMessage)
+        assert "Detailed documentation for WeakIncentives" in second[0].text
+        assert isinstance(second[1], AssistantMessage)
+        outputs = [item for item in second if isinstance(item, ToolOutputMessage)]
+        assert [(o.name, o.success) for o in outputs] == [
+            ("lookup_ticket", False),
+            ("open_sections", True),
+            ("lookup_ticket", False),
+        ]
+        assert outputs[0].content.startswith("Unknown tool 'lookup_ticket'")
+        assert outputs[2].content.startswith("Not run: the turn ended before this call")
+        last = response.conversation[-1]
+        assert isinstance(last, AssistantMessage)
+        assert last.turn.text == "Done."
+
+    def test_fresh_retries_when_asked(self) -> None:
+        """continue_conversation=False starts each retry from the new render alone."""
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="ok")]
+        )
+        evaluate_with_disclosure(adapter, template(), *PARAMS, continue_conversation=False)
+        assert len(adapter.requests[1].history) == 1

@@ -71,7 +71,7 @@ def disclosure_template() -> PromptTemplate[None]:
 def test_open_sections_halts_then_the_retry_sends_the_expanded_prompt(
     openai_loopback: OpenAILoopback,
 ) -> None:
-    """Initial render -> open_sections -> retry with overrides -> expanded content is sent."""
+    """Initial render -> open_sections -> retry with overrides and the conversation so far."""
     openai_loopback.reply(
         ok(
             response_body(
@@ -94,6 +94,14 @@ def test_open_sections_halts_then_the_retry_sends_the_expanded_prompt(
     assert [tool["name"] for tool in first["tools"]] == ["open_sections"]
     assert first["tools"][0]["strict"] is True
     assert "Detailed documentation for Wink." in second["input"][0]["content"]
+    replayed_call, replayed_output = second["input"][1:]
+    assert (replayed_call["type"], replayed_call["name"]) == ("function_call", "open_sections")
+    assert replayed_output == {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": "Opening 1 section: context. The prompt will be re-rendered with it open.\n\n"
+        "Sections requested for expansion: context. Retry prompt with visibility overrides.",
+    }
     assert "tools" not in second
     assert response.text == "Done refactoring."
     (invoked,) = session.select(ToolInvoked)

@@ -8,7 +8,13 @@ shows, so the run is deterministic.
 
 from __future__ import annotations
 
-from weakincentives.adapters import AssistantMessage, ScriptedCall, ScriptedTurn, TurnRequest
+from weakincentives.adapters import (
+    AssistantMessage,
+    ScriptedCall,
+    ScriptedTurn,
+    ToolOutputMessage,
+    TurnRequest,
+)
 from weakincentives.prompt import SectionVisibility
 from weakincentives.serde import JSONValue
 
@@ -21,10 +27,29 @@ _STATUS_TEXT = "The payments provider reports no ongoing incident; its API laten
 def demo_responder(request: TurnRequest) -> ScriptedTurn:
     """Play the model for one turn of the demo."""
     runbook_open = request.rendered.visibility.get(("runbook",)) is SectionVisibility.FULL
-    turns = sum(isinstance(item, AssistantMessage) for item in request.history)
     if not runbook_open:
-        return _investigate(turns)
-    return _conclude(turns)
+        return _investigate(_turns_since(request, opened=False))
+    return _conclude(_turns_since(request, opened=True))
+
+
+def _turns_since(request: TurnRequest, *, opened: bool) -> int:
+    """Model turns so far, counted from the runbook's opening once it is open.
+
+    A retry after ``open_sections`` continues the conversation, so the history also
+    holds the turns that led to opening the runbook.
+    """
+    history = request.history
+    start = 0
+    if opened:
+        start = max(
+            (
+                index + 1
+                for index, item in enumerate(history)
+                if isinstance(item, ToolOutputMessage) and item.name == "open_sections"
+            ),
+            default=0,
+        )
+    return sum(isinstance(item, AssistantMessage) for item in history[start:])
 
 
 def _investigate(turns: int) -> ScriptedTurn:

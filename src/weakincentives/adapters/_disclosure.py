@@ -62,12 +62,16 @@ def evaluate_with_disclosure[OutputT](
     policy: DisclosurePolicy = "eager",
     max_retries: int = 3,
     deadline: datetime | None = None,
+    continue_conversation: bool = True,
 ) -> PromptResponse[OutputT]:
     """Evaluate, reopening requested sections until the model answers.
 
-    Raises ``PromptEvaluationError(phase="tool")`` when the model still asks to open
-    sections after ``max_retries`` re-renders. Other halts (user terminal tools) are
-    returned as they are.
+    Each retry continues the conversation (``continue_from``): the model sees the new
+    render, then what it already did, so work done before the halt is not repeated.
+    ``continue_conversation=False`` starts each retry afresh instead. Raises
+    ``PromptEvaluationError(phase="tool")`` when the model still asks to open sections
+    after ``max_retries`` re-renders. Other halts (user terminal tools) are returned as
+    they are.
     """
     if policy not in ("eager", "conservative", "batched"):
         raise ConfigValidationError(
@@ -81,6 +85,7 @@ def evaluate_with_disclosure[OutputT](
     storage_key = _storage_key(prompt.ns, prompt.key)
     known = set(_template(prompt).section_paths())
     opened = _remembered(session, storage_key, known) if policy == "batched" else {}
+    previous: PromptResponse[OutputT] | None = None
     for attempt in range(max_retries + 1):
         overrides = merge_overrides(visibility_overrides, opened)
         response = adapter.evaluate(
@@ -90,7 +95,9 @@ def evaluate_with_disclosure[OutputT](
             session=session,
             visibility_overrides=overrides,
             deadline=deadline,
+            continue_from=previous if continue_conversation else None,
         )
+        previous = response
         halt = response.halt
         if halt is None or not isinstance(halt.value, OpenSectionsResult):
             return response

@@ -124,8 +124,13 @@ def run_evaluation[OutputT](
     visibility_overrides: VisibilityOverrides | None,
     deadline: datetime | None,
     settings: LoopSettings,
+    continue_from: PromptResponse[Any] | None = None,
 ) -> PromptResponse[OutputT]:
-    """Evaluate ``prompt`` with ``client``; the body of every adapter's ``evaluate``."""
+    """Evaluate ``prompt`` with ``client``; the body of every adapter's ``evaluate``.
+
+    With ``continue_from``, the model sees the new render followed by that earlier
+    evaluation's turns and tool outputs, so work done before a halt is not redone.
+    """
     bound = _bind(prompt, params)
     bus, session, temporary = _resolve_channels(bus, session)
     try:
@@ -138,6 +143,7 @@ def run_evaluation[OutputT](
             visibility_overrides=visibility_overrides,
             deadline=deadline,
             settings=settings,
+            earlier=_continuation(continue_from),
         )
     finally:
         if temporary is not None:
@@ -154,6 +160,7 @@ def _evaluate[OutputT](
     visibility_overrides: VisibilityOverrides | None,
     deadline: datetime | None,
     settings: LoopSettings,
+    earlier: tuple[ConversationItem, ...],
 ) -> PromptResponse[OutputT]:
     started = settings.clock()
     evaluation_id = settings.new_id()
@@ -184,7 +191,7 @@ def _evaluate[OutputT](
         ),
     )
     extras = MappingProxyType({"evaluation_id": evaluation_id, "adapter": client.name})
-    history: list[ConversationItem] = [PromptMessage(text=rendered.text)]
+    history: list[ConversationItem] = [PromptMessage(text=rendered.text), *earlier]
     executions: list[ToolExecution] = []
     raw_items: list[Any] = []
     usage = TokenUsage()
@@ -288,7 +295,30 @@ def _evaluate[OutputT](
         usage=usage,
         rounds=rounds,
         rendered=rendered,
+        conversation=tuple(history),
     )
+
+
+_SKIPPED = (
+    "Not run: the turn ended before this call (sections were opened or a terminal tool "
+    "finished). Call it again if you still need it."
+)
+
+
+def _continuation(previous: PromptResponse[Any] | None) -> tuple[ConversationItem, ...]:
+    """An earlier evaluation's exchange, minus its prompt, ready to follow a new render.
+
+    Calls skipped by a halt get an explicit "not run" output: providers expect every
+    call in a replayed turn to have one, and the model should know they did not run.
+    """
+    if previous is None:
+        return ()
+    items = [item for item in previous.conversation if not isinstance(item, PromptMessage)]
+    items.extend(
+        ToolOutputMessage(call_id=call.call_id, name=call.name, content=_SKIPPED, success=False)
+        for call in previous.skipped_calls
+    )
+    return tuple(items)
 
 
 def _bind[OutputT](

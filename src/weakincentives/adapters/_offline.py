@@ -139,6 +139,7 @@ class OfflineAdapter:
         session: SessionProtocol | None = None,
         visibility_overrides: VisibilityOverrides | None = None,
         deadline: datetime | None = None,
+        continue_from: PromptResponse[Any] | None = None,
     ) -> PromptResponse[OutputT]:
         """Run the shared tool loop with scripted (or generated) model turns."""
         return run_evaluation(
@@ -151,6 +152,7 @@ class OfflineAdapter:
             visibility_overrides=visibility_overrides,
             deadline=deadline,
             settings=self._settings,
+            continue_from=continue_from,
         )
 
     def send(self, request: TurnRequest) -> ModelTurn:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from weakincentives.adapters._response import PromptResponse
 from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
@@ -28,6 +28,11 @@ class ProviderAdapter(Protocol):
         session: SessionProtocol | None = None,
         visibility_overrides: VisibilityOverrides | None = None,
         deadline: datetime | None = None,
+        continue_from: PromptResponse[Any] | None = None,
     ) -> PromptResponse[OutputT]:
-        """Render, run the tool loop to a final answer (or a halt), and parse the output."""
+        """Render, run the tool loop to a final answer (or a halt), and parse the output.
+
+        ``continue_from`` carries an earlier evaluation's exchange on after the new
+        render (how a retry after ``open_sections`` keeps the work already done).
+        """
         ...

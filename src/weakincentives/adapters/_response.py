@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from weakincentives.adapters._turns import ConversationItem
 from weakincentives.prompt import HostedToolOutput, RenderedPrompt, ToolResult
 from weakincentives.runtime import TokenUsage, ToolCall, ToolExecution
 
@@ -53,6 +54,9 @@ class PromptResponse[OutputT]:
     """How many requests were sent to the provider."""
     rendered: RenderedPrompt[OutputT] | None = None
     """The render the model read."""
+    conversation: tuple[ConversationItem, ...] = ()
+    """Everything exchanged, oldest first: the prompt, model turns and tool outputs.
+    Pass the response as ``continue_from`` to carry the conversation on."""
 
     @property
     def tool_results(self) -> tuple[ToolResult[Any], ...]:

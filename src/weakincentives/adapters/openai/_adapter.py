@@ -155,6 +155,7 @@ class OpenAIAdapter:
         session: SessionProtocol | None = None,
         visibility_overrides: VisibilityOverrides | None = None,
         deadline: datetime | None = None,
+        continue_from: PromptResponse[Any] | None = None,
     ) -> PromptResponse[OutputT]:
         """Run the shared tool loop against the Responses API."""
         return run_evaluation(
@@ -167,6 +168,7 @@ class OpenAIAdapter:
             visibility_overrides=visibility_overrides,
             deadline=deadline,
             settings=self._settings,
+            continue_from=continue_from,
         )
 
     def send(self, request: TurnRequest) -> ModelTurn:
