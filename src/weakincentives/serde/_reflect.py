@@ -332,20 +332,28 @@ def _build_model(key: object) -> Model:
 
 
 def _hints(cls: type[DataclassInstance]) -> dict[str, object]:
+    # PEP 695 type parameters live on the classes, not in any module; Python 3.12's
+    # get_type_hints does not look there by itself (3.13 does), so they are passed in.
+    type_params: dict[str, object] = {
+        param.__name__: param
+        for klass in reversed(cls.__mro__)
+        for param in getattr(klass, "__type_params__", ())
+    }
     try:
-        return typing.get_type_hints(cls, include_extras=True)
+        return typing.get_type_hints(cls, localns=type_params or None, include_extras=True)
     except NameError:
         pass
+    local = {**type_params, cls.__name__: cls}
     try:
         # A class defined in a function can still name itself (recursive local classes).
-        return typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+        return typing.get_type_hints(cls, localns=local, include_extras=True)
     except Exception as exc:  # user annotations can fail in many ways; report it below
         problem = exc
     module = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
     for field in dataclasses.fields(cls):
         if isinstance(field.type, str):
             try:
-                eval(field.type, dict(module), {cls.__name__: cls})
+                eval(field.type, dict(module), local)
             except Exception as exc:  # report the first annotation that fails, whatever it is
                 raise Where(cls, field.name).error(
                     f"cannot resolve annotation {field.type!r} ({exc}); names used in "
