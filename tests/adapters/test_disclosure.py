@@ -18,6 +18,7 @@ from weakincentives.adapters import (
 )
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import (
+    DisclosureMode,
     MarkdownSection,
     OpenSectionsResult,
     PromptTemplate,
@@ -49,13 +50,15 @@ def finish(params: Done, *, context: ToolContext) -> ToolResult[Done]:
     return ToolResult(message="done", value=params)
 
 
-def template(disclosure: str = "halt", *, extra_tool: bool = False) -> PromptTemplate[None]:
+def template(
+    disclosure: DisclosureMode = "halt", *, extra_tool: bool = False
+) -> PromptTemplate[None]:
     tools = [Tool(name="finish", description="Finish.", handler=finish, terminal=True)]
     return PromptTemplate(
         ns="agents/assistant",
         key="task-executor",
         name="task_executor",
-        disclosure=disclosure,  # type: ignore[arg-type]
+        disclosure=disclosure,
         sections=[
             MarkdownSection[TaskParams](
                 title="Task",
@@ -239,7 +242,7 @@ class TestHaltingFlow:
         """Policies are eager, conservative or batched."""
         adapter = OfflineAdapter([ScriptedTurn(text="x")])
         with pytest.raises(ConfigValidationError, match="got 'lazy'"):
-            evaluate_with_disclosure(adapter, template(), *PARAMS, policy="lazy")  # type: ignore[arg-type]
+            evaluate_with_disclosure(adapter, template(), *PARAMS, policy="lazy")  # type: ignore[arg-type]  # an unknown policy is the point
 
     def test_invalid_request_goes_back_to_the_model(self) -> None:
         """A bad key is a failed tool result listing valid keys; the model can retry."""

@@ -214,7 +214,7 @@ class TestToolLoop:
         with pytest.raises(
             PromptValidationError, match="needs a Prompt or PromptTemplate, got str"
         ):
-            adapter.evaluate("hello")  # type: ignore[arg-type]
+            adapter.evaluate("hello")  # type: ignore[arg-type]  # a non-prompt is the point
 
 
 class TestHalting:

@@ -63,7 +63,7 @@ def template(disclosure: str = "halt") -> PromptTemplate[None]:
         ns="t",
         key="disclosure",
         sections=sections(),
-        disclosure=disclosure,  # type: ignore[arg-type]
+        disclosure=disclosure,  # type: ignore[arg-type]  # tests also pass an invalid mode
     )
 
 

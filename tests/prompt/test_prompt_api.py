@@ -43,18 +43,18 @@ class TestPromptConstruction:
     def test_inline_form_needs_ns_key_and_sections(self) -> None:
         """Without a template, the inline arguments are all required."""
         with pytest.raises(PromptValidationError, match="or ns=, key= and sections="):
-            Prompt(ns="t", key="k")  # type: ignore[call-overload]
+            Prompt(ns="t", key="k")  # type: ignore[call-overload]  # the incomplete call is the point
 
     def test_template_must_be_a_template(self) -> None:
         """A wrong positional argument is named."""
         with pytest.raises(PromptValidationError, match="needs a PromptTemplate, got str"):
-            Prompt("t")  # type: ignore[call-overload]
+            Prompt("t")  # type: ignore[call-overload]  # the wrong argument is the point
 
     def test_template_and_inline_arguments_are_exclusive(self) -> None:
         """Mixing both forms is ambiguous."""
         template = PromptTemplate(ns="t", key="k", sections=[section()])
         with pytest.raises(PromptValidationError, match="not both"):
-            Prompt(template, ns="x")  # type: ignore[call-overload]
+            Prompt(template, ns="x")  # type: ignore[call-overload]  # mixing both forms is the point
 
     def test_repr_names_the_prompt(self) -> None:
         """Reprs show identity, not contents."""
@@ -96,7 +96,7 @@ class TestOutputTypes:
     @pytest.mark.parametrize("output", [int, list[int], dict[str, Answer]])
     def test_unsupported_output_types_are_rejected(self, output: object) -> None:
         """Only dataclasses, lists of them, str and None are outputs."""
-        prompt = Prompt[output](ns="t", key="k", sections=[section()])  # type: ignore[valid-type]
+        prompt = Prompt[output](ns="t", key="k", sections=[section()])  # type: ignore[valid-type]  # unsupported output types are the point
         with pytest.raises(
             PromptValidationError, match="must be a dataclass, a list of dataclasses"
         ):

@@ -361,7 +361,7 @@ class TestVisibility:
         """A misspelt visibility value is reported with the path."""
         with pytest.raises(PromptRenderError, match="must be a SectionVisibility, got 'open'"):
             summarized_tree().render(
-                visibility_overrides={("context",): "open"}  # type: ignore[dict-item]
+                visibility_overrides={("context",): "open"}  # type: ignore[dict-item]  # a misspelt visibility is the point
             )
 
     def test_visibility_function_decides_from_params(self) -> None:
@@ -392,7 +392,7 @@ class TestVisibility:
                 MarkdownSection(
                     title="A",
                     template="full",
-                    visibility=lambda p: "summary",  # type: ignore[arg-type,return-value]
+                    visibility=lambda p: "summary",  # type: ignore[arg-type,return-value]  # a wrong return value is the point
                 )
             ],
         )

@@ -109,7 +109,7 @@ class TestConstruction:
             raise AssertionError
 
         with pytest.raises(PromptValidationError, match="first positional parameter"):
-            Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]
+            Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]  # the bad signature is the point
 
     def test_extra_required_parameters_are_rejected(self) -> None:
         """The runtime only supplies params and context."""
@@ -118,12 +118,12 @@ class TestConstruction:
             raise AssertionError
 
         with pytest.raises(PromptValidationError, match="cannot supply: other"):
-            Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]
+            Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]  # the bad signature is the point
 
     def test_non_callable_handler_is_rejected(self) -> None:
         """A handler must be callable."""
         with pytest.raises(PromptValidationError, match="handler is not callable"):
-            Tool(name="t", description="d", handler=42)  # type: ignore[arg-type]
+            Tool(name="t", description="d", handler=42)  # type: ignore[arg-type]  # a non-callable handler is the point
 
     def test_every_problem_is_reported_together(self) -> None:
         """Name and description problems come in one error."""
@@ -144,7 +144,7 @@ class TestConstruction:
     def test_missing_params_type_is_reported_when_building_the_spec(self) -> None:
         """Without annotations or a subscript there is no schema to offer."""
 
-        def untyped(params, *, context):  # type: ignore[no-untyped-def]
+        def untyped(params, *, context):  # type: ignore[no-untyped-def]  # an unannotated handler is the point
             raise AssertionError
 
         built = Tool(name="t", description="d", handler=untyped)

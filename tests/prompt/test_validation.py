@@ -40,12 +40,12 @@ class TestSectionKeys:
     def test_children_must_be_sections(self) -> None:
         """A non-section child is named by position."""
         with pytest.raises(PromptValidationError, match="child 0 of section 'p' is a str"):
-            MarkdownSection(title="P", template="", children=["oops"])  # type: ignore[list-item]
+            MarkdownSection(title="P", template="", children=["oops"])  # type: ignore[list-item]  # a non-section child is the point
 
     def test_tools_must_be_tools(self) -> None:
         """A non-tool in `tools` is named by position."""
         with pytest.raises(PromptValidationError, match="tool 0 of section 'p' is a int"):
-            MarkdownSection(title="P", template="", tools=[1])  # type: ignore[list-item]
+            MarkdownSection(title="P", template="", tools=[1])  # type: ignore[list-item]  # a non-tool is the point
 
 
 class TestPlaceholders:

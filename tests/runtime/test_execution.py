@@ -280,7 +280,7 @@ class TestFailures:
         """Handlers must return a ToolResult."""
 
         def sloppy(params: OrderParams, *, context: ToolContext) -> ToolResult[None]:
-            return "done"  # type: ignore[return-value]
+            return "done"  # type: ignore[return-value]  # the wrong return type is the point
 
         execution = run('{"customer": "x"}', Tool(name="sloppy", description="S.", handler=sloppy))
         assert execution.result.message == "Tool 'sloppy' returned str, not a ToolResult."

@@ -6,6 +6,7 @@ tool loop to a final answer (or a halt) and returns a :class:`PromptResponse`.
 
 from __future__ import annotations
 
+from weakincentives.adapters._base import LoopAdapter
 from weakincentives.adapters._disclosure import (
     DisclosurePolicy,
     evaluate_with_disclosure,
@@ -40,6 +41,7 @@ __all__ = [
     "Halt",
     "HostedOutputParseError",
     "HostedToolCodec",
+    "LoopAdapter",
     "LoopSettings",
     "ModelClient",
     "ModelTurn",

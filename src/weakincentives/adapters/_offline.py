@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from weakincentives.adapters._base import LoopAdapter
 from weakincentives.adapters._hosted import HostedToolCodec
-from weakincentives.adapters._loop import LoopSettings, run_evaluation
-from weakincentives.adapters._response import PromptResponse
 from weakincentives.adapters._schema_values import sample_value
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -27,8 +26,7 @@ from weakincentives.adapters._turns import (
 )
 from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
-from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
-from weakincentives.runtime import EventBus, SessionProtocol, TokenUsage, ToolCall
+from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue, dump
 
 __all__ = ["OfflineAdapter", "Responder", "ScriptedCall", "ScriptedTurn"]
@@ -64,7 +62,7 @@ type Responder = Callable[[TurnRequest], ScriptedTurn]
 """A function that plays the model: it sees the request (history included) and replies."""
 
 
-class OfflineAdapter:
+class OfflineAdapter(LoopAdapter):
     """Evaluate prompts without a model.
 
     Give it a ``script`` (turns played in order across evaluations), a ``responder``
@@ -103,12 +101,7 @@ class OfflineAdapter:
         self._codecs = dict(
             default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
         )
-        defaults = LoopSettings()
-        self._settings = LoopSettings(
-            max_rounds=max_rounds,
-            clock=clock or defaults.clock,
-            new_id=id_factory or defaults.new_id,
-        )
+        super().__init__(max_rounds=max_rounds, clock=clock, id_factory=id_factory)
         self._requests: list[TurnRequest] = []
 
     @property
@@ -130,30 +123,6 @@ class OfflineAdapter:
     def remaining_turns(self) -> int:
         """Scripted turns not yet played."""
         return len(self._script) - self._position
-
-    def evaluate[OutputT](
-        self,
-        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
-        *params: object,
-        bus: EventBus | None = None,
-        session: SessionProtocol | None = None,
-        visibility_overrides: VisibilityOverrides | None = None,
-        deadline: datetime | None = None,
-        continue_from: PromptResponse[Any] | None = None,
-    ) -> PromptResponse[OutputT]:
-        """Run the shared tool loop with scripted (or generated) model turns."""
-        return run_evaluation(
-            self,
-            prompt,
-            params,
-            adapter=self,
-            bus=bus,
-            session=session,
-            visibility_overrides=visibility_overrides,
-            deadline=deadline,
-            settings=self._settings,
-            continue_from=continue_from,
-        )
 
     def send(self, request: TurnRequest) -> ModelTurn:
         """Produce the next turn from the script, the responder or the tool schemas."""

@@ -13,16 +13,13 @@ from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from weakincentives.adapters._base import LoopAdapter
 from weakincentives.adapters._hosted import HostedToolCodec
-from weakincentives.adapters._loop import LoopSettings, run_evaluation
-from weakincentives.adapters._response import PromptResponse
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.adapters.openai._errors import RawReply, call_with_error_mapping
 from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
 from weakincentives.errors import ConfigValidationError
-from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
-from weakincentives.runtime import EventBus, SessionProtocol
 from weakincentives.serde import JSONValue
 
 if TYPE_CHECKING:
@@ -71,7 +68,7 @@ def _check_request_options(options: Mapping[str, JSONValue]) -> None:
         )
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(LoopAdapter):
     """Evaluate prompts with OpenAI's Responses API (``client.responses.create``).
 
     Any Responses-compatible server works through ``base_url``. Pass a ready
@@ -120,12 +117,7 @@ class OpenAIAdapter:
         self._codecs = dict(
             default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
         )
-        defaults = LoopSettings()
-        self._settings = LoopSettings(
-            max_rounds=max_rounds,
-            clock=clock or defaults.clock,
-            new_id=id_factory or defaults.new_id,
-        )
+        super().__init__(max_rounds=max_rounds, clock=clock, id_factory=id_factory)
 
     @property
     def name(self) -> str:
@@ -146,30 +138,6 @@ class OpenAIAdapter:
     def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
         """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
         return self._codecs
-
-    def evaluate[OutputT](
-        self,
-        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
-        *params: object,
-        bus: EventBus | None = None,
-        session: SessionProtocol | None = None,
-        visibility_overrides: VisibilityOverrides | None = None,
-        deadline: datetime | None = None,
-        continue_from: PromptResponse[Any] | None = None,
-    ) -> PromptResponse[OutputT]:
-        """Run the shared tool loop against the Responses API."""
-        return run_evaluation(
-            self,
-            prompt,
-            params,
-            adapter=self,
-            bus=bus,
-            session=session,
-            visibility_overrides=visibility_overrides,
-            deadline=deadline,
-            settings=self._settings,
-            continue_from=continue_from,
-        )
 
     def send(self, request: TurnRequest) -> ModelTurn:
         """Translate one turn to a Responses API call and its reply back."""
