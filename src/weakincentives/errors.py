@@ -22,6 +22,8 @@ __all__ = [
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ProviderError",
+    "ResponseTruncatedError",
     "SchemaError",
     "SerdeError",
     "SessionError",
@@ -227,6 +229,8 @@ class PromptEvaluationError(WinkError):
     prompt_name: str
     phase: EvaluationPhase
     provider_payload: Mapping[str, Any] | None
+    reason: str
+    """The message without the phase and prompt prefix."""
 
     def __init__(
         self,
@@ -237,9 +241,65 @@ class PromptEvaluationError(WinkError):
         provider_payload: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(f"[{phase}] prompt {prompt_name!r}: {message}")
+        self.reason = message
         self.prompt_name = prompt_name
         self.phase = phase
         self.provider_payload = provider_payload
+
+
+class ProviderError(PromptEvaluationError):
+    """The provider could not be reached or answered with an error status (phase ``request``).
+
+    ``retryable`` says whether the same request may succeed if sent again (timeouts,
+    connection failures, 408/409/429 and 5xx answers, or the provider's own
+    ``x-should-retry`` hint); ``retry_after`` is the delay the provider asked for, in
+    seconds, when it named one. The shared loop retries retryable failures within the
+    adapter's retry budget and the evaluation's deadline.
+    """
+
+    status_code: int | None
+    retry_after: float | None
+    retryable: bool
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool = False,
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            message, prompt_name=prompt_name, phase="request", provider_payload=provider_payload
+        )
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.retryable = retryable
+
+
+class ResponseTruncatedError(PromptEvaluationError):
+    """The provider stopped the reply at its output-token limit (phase ``response``).
+
+    A truncated reply is reported as such rather than as the parse error its cut-off
+    text would cause; ``limit`` is the output-token cap in force, when known.
+    """
+
+    limit: int | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        limit: int | None = None,
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            message, prompt_name=prompt_name, phase="response", provider_payload=provider_payload
+        )
+        self.limit = limit
 
 
 class SessionError(WinkError):

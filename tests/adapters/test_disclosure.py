@@ -8,6 +8,8 @@ import pytest
 
 from weakincentives.adapters import (
     AssistantMessage,
+    Disclosure,
+    LoopSettings,
     OfflineAdapter,
     PromptMessage,
     ScriptedCall,
@@ -101,9 +103,12 @@ def open_call(
     )
 
 
+MANUAL = LoopSettings(disclosure=Disclosure(policy="manual"))
+
+
 class TestHaltingFlow:
     def test_open_sections_halts_and_skips_the_rest_of_the_turn(self) -> None:
-        """The call ends the evaluation with the request on `response.halt`."""
+        """Under the manual policy the call ends the evaluation with the request on `halt`."""
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
@@ -112,7 +117,8 @@ class TestHaltingFlow:
                         ScriptedCall(name="finish", arguments={"ok": True}),
                     )
                 )
-            ]
+            ],
+            settings=MANUAL,
         )
         response = adapter.evaluate(template(extra_tool=True), *PARAMS)
         assert response.halt is not None
@@ -266,7 +272,9 @@ class TestTelemetry:
         """ToolInvoked for open_sections carries keys, reason and visibility state."""
         bus = InProcessEventBus()
         session = Session(bus=bus)
-        adapter = OfflineAdapter([ScriptedTurn(tool_calls=(open_call("context", reason="why"),))])
+        adapter = OfflineAdapter(
+            [ScriptedTurn(tool_calls=(open_call("context", reason="why"),))], settings=MANUAL
+        )
         adapter.evaluate(template(), *PARAMS, bus=bus, session=session)
         (event,) = session.select(ToolInvoked)
         assert dict(event.telemetry) == {
@@ -328,6 +336,10 @@ class TestContinuation:
             ("lookup_ticket", False),
         ]
         assert outputs[0].content.startswith("Unknown tool 'lookup_ticket'")
+        assert outputs[1].content == (
+            "Opened sections: context. The prompt above now shows them in full; continue "
+            "with the task."
+        )
         assert outputs[2].content.startswith("Not run: the turn ended before this call")
         last = response.conversation[-1]
         assert isinstance(last, AssistantMessage)

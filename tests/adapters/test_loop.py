@@ -12,12 +12,14 @@ import pytest
 
 from tests.conftest import FakeClock
 from weakincentives.adapters import (
+    LoopSettings,
     OfflineAdapter,
     PromptResponse,
     ScriptedCall,
     ScriptedTurn,
     ToolOutputMessage,
     TurnRequest,
+    render_output_instructions,
 )
 from weakincentives.errors import (
     ConfigValidationError,
@@ -42,6 +44,8 @@ from weakincentives.runtime import (
     ToolInvoked,
 )
 from weakincentives.tools import WebSearchResult, web_search_tool
+
+NO_OUTPUT_RETRIES = LoopSettings(output_retries=0)
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "hosted_tools"
 
@@ -145,7 +149,10 @@ class TestToolLoop:
         (rendered,) = session.select(PromptRendered)
         (invoked,) = session.select(ToolInvoked)
         (executed,) = session.select(PromptExecuted)
-        assert rendered.text == "## 1 Task\nGoal: g"
+        schema = adapter.requests[0].output_schema
+        assert schema is not None
+        instructions = render_output_instructions(schema)
+        assert rendered.text == f"## 1 Task\nGoal: g\n\n{instructions}"
         assert rendered.tool_names == ("add",)
         assert invoked.adapter == "offline"
         assert {rendered.evaluation_id, invoked.evaluation_id, executed.evaluation_id} == {
@@ -301,8 +308,8 @@ class TestLimitsAndErrors:
     def test_unparseable_answer_is_a_parse_error_with_the_text(
         self, text: str, fragment: str
     ) -> None:
-        """A final answer that does not fit the output type keeps the raw text."""
-        adapter = OfflineAdapter([ScriptedTurn(text=text)])
+        """With output retries off, an answer that does not fit the type fails at once."""
+        adapter = OfflineAdapter([ScriptedTurn(text=text)], settings=NO_OUTPUT_RETRIES)
         with pytest.raises(PromptEvaluationError) as caught:
             adapter.evaluate(template(), TaskParams(goal="g"))
         assert caught.value.phase == "parse"
@@ -375,7 +382,10 @@ class TestListOutput:
         prompt = Prompt[list[Item]](
             ns="t", key="list", sections=[MarkdownSection(title="T", template="List.")]
         )
-        adapter = OfflineAdapter([ScriptedTurn(text='{"items": [{"name": "a"}, {"name": 2}]}')])
+        adapter = OfflineAdapter(
+            [ScriptedTurn(text='{"items": [{"name": "a"}, {"name": 2}]}')],
+            settings=NO_OUTPUT_RETRIES,
+        )
         with pytest.raises(PromptEvaluationError, match=r"at \$\.items\[1\]\.name"):
             adapter.evaluate(prompt)
 

@@ -230,6 +230,7 @@ class TestFirstRequest:
         assert request.headers["authorization"] == "Bearer test-key"
         assert request.body == {
             "model": "gpt-test",
+            "max_output_tokens": 4096,
             "input": [user_message()],
             "tools": [WEATHER_SPEC, CURRENCY_SPEC, HOTEL_SPEC],
         }
@@ -262,7 +263,9 @@ class TestFirstRequest:
         """A tool-less prompt leaves ``tools``, ``include`` and ``text`` out of the body."""
         openai_loopback.reply(ok(load_response("final_answer")))
         openai_loopback.adapter().evaluate(trip_prompt(()), TRIP)
-        assert openai_loopback.bodies == [{"model": "gpt-test", "input": [user_message()]}]
+        assert openai_loopback.bodies == [
+            {"model": "gpt-test", "input": [user_message()], "max_output_tokens": 4096}
+        ]
 
     def test_request_options_are_sent_with_every_request(
         self, openai_loopback: OpenAILoopback

@@ -115,7 +115,7 @@ class TestConstruction:
             "'model' is set by the adapter (pass model=); "
             "'input' is built from the prompt; "
             "'timeout' is a client setting (pass timeout=, or evaluate(deadline=)); "
-            "'stream' is not supported (the adapter reads whole responses); "
+            "'stream' is an adapter setting (pass stream=True); "
             "'tools' must be a list (it is added to the prompt's tools); "
             "'include' must be a list (it is added to the hosted tools' includes); "
             "'text' must be an object (the output format is added to it)"

@@ -8,10 +8,8 @@ payload attached. Tool problems never raise; these tests are about the provider.
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from datetime import timedelta
-from types import ModuleType
 
 import pytest
 
@@ -27,8 +25,9 @@ from tests.adapters.conftest import (
 )
 from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
 from tests.conftest import FakeClock
+from weakincentives.adapters import LoopSettings
 from weakincentives.adapters.openai import OpenAIAdapter
-from weakincentives.errors import PromptEvaluationError
+from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.serde import JSONValue
 
 openai = pytest.importorskip("openai")
@@ -42,26 +41,25 @@ SERVER_ERROR = api_error("The server had an error processing your request", kind
 FAST_RETRY = {"retry-after-ms": "1"}
 
 
-class RecordingTime:
-    """Stands in for the SDK's ``time`` module: records retry backoffs instead of sleeping."""
+class RecordingSleep:
+    """Stands in for the loop's back-off sleep: records each delay instead of waiting."""
 
     def __init__(self) -> None:
         self.sleeps: list[float] = []
 
-    def sleep(self, seconds: float) -> None:
+    async def __call__(self, seconds: float) -> None:
         self.sleeps.append(seconds)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(time, name)
 
 
 @pytest.fixture
-def sdk_time(monkeypatch: pytest.MonkeyPatch) -> RecordingTime:
-    """Replace the clock the SDK's retry loop sleeps on, so retries never wait."""
-    base_client: ModuleType = pytest.importorskip("openai._base_client")
-    recording = RecordingTime()
-    monkeypatch.setattr(base_client, "time", recording)
-    return recording
+def sdk_time() -> RecordingSleep:
+    """Loop settings whose retry back-offs are recorded, so retries never wait."""
+    return RecordingSleep()
+
+
+def retrying(loopback: OpenAILoopback, sleeper: RecordingSleep, retries: int) -> OpenAIAdapter:
+    """An adapter allowed ``retries`` resends, whose back-offs go to ``sleeper``."""
+    return loopback.adapter(max_retries=retries, settings=LoopSettings(sleep=sleeper))
 
 
 def evaluate_trip(adapter: OpenAIAdapter) -> None:
@@ -134,12 +132,12 @@ class TestStatusErrors:
         assert caught.value.provider_payload == {"status": reply.status, "body": body}
 
     def test_client_errors_are_not_retried(
-        self, openai_loopback: OpenAILoopback, sdk_time: RecordingTime
+        self, openai_loopback: OpenAILoopback, sdk_time: RecordingSleep
     ) -> None:
         """A 400 is final even with retries to spare: one request, no backoff."""
         openai_loopback.reply(Reply(status=400, body=api_error("bad input", kind="invalid")))
         with pytest.raises(PromptEvaluationError, match="HTTP 400"):
-            evaluate_trip(openai_loopback.adapter(max_retries=2))
+            evaluate_trip(retrying(openai_loopback, sdk_time, 2))
         assert len(openai_loopback.requests) == 1
         assert sdk_time.sleeps == []
 
@@ -151,7 +149,7 @@ class TestRetries:
     def test_sdk_retries_after_the_delay_the_server_asks_for(
         self,
         openai_loopback: OpenAILoopback,
-        sdk_time: RecordingTime,
+        sdk_time: RecordingSleep,
         status: int,
         body: JSONValue,
     ) -> None:
@@ -159,7 +157,7 @@ class TestRetries:
         openai_loopback.reply(
             Reply(status=status, body=body, headers=FAST_RETRY), ok(load_response("final_answer"))
         )
-        response = openai_loopback.adapter(max_retries=2).evaluate(trip_prompt((WEATHER,)), TRIP)
+        response = retrying(openai_loopback, sdk_time, 2).evaluate(trip_prompt((WEATHER,)), TRIP)
         first, second = openai_loopback.requests
         assert first.body == second.body
         assert [request.headers["x-stainless-retry-count"] for request in (first, second)] == [
@@ -171,18 +169,18 @@ class TestRetries:
         assert response.text == "Lisbon will be sunny at 24 °C, and 200 EUR is about 216 USD."
 
     def test_retry_after_in_seconds_is_honoured(
-        self, openai_loopback: OpenAILoopback, sdk_time: RecordingTime
+        self, openai_loopback: OpenAILoopback, sdk_time: RecordingSleep
     ) -> None:
         """The SDK also reads ``retry-after`` (seconds) when no millisecond header is sent."""
         openai_loopback.reply(
             Reply(status=429, body=RATE_LIMITED, headers={"retry-after": "0.25"}),
             ok(load_response("final_answer")),
         )
-        evaluate_trip(openai_loopback.adapter(max_retries=1))
+        evaluate_trip(retrying(openai_loopback, sdk_time, 1))
         assert sdk_time.sleeps == [0.25]
 
     def test_exhausted_retries_report_the_last_failure(
-        self, openai_loopback: OpenAILoopback, sdk_time: RecordingTime
+        self, openai_loopback: OpenAILoopback, sdk_time: RecordingSleep
     ) -> None:
         """When every attempt fails the error carries the last status; attempts = retries + 1."""
         openai_loopback.reply(
@@ -190,7 +188,7 @@ class TestRetries:
             Reply(status=429, body=RATE_LIMITED, headers=FAST_RETRY),
         )
         with pytest.raises(PromptEvaluationError, match="rate limited with HTTP 429") as caught:
-            evaluate_trip(openai_loopback.adapter(max_retries=1))
+            evaluate_trip(retrying(openai_loopback, sdk_time, 1))
         assert caught.value.provider_payload == {"status": 429, "body": RATE_LIMITED["error"]}
         assert len(openai_loopback.requests) == 2
         assert sdk_time.sleeps == [0.001]
@@ -395,8 +393,8 @@ class TestUninterpretableReplies:
                 "the provider reported a failed response: no details",
             ),
             (
-                {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
-                "the response is incomplete (max_output_tokens)",
+                {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}},
+                "the response is incomplete (content_filter)",
             ),
             (
                 {"status": "incomplete", "incomplete_details": None},
@@ -427,6 +425,27 @@ class TestUninterpretableReplies:
         assert caught.value.phase == "response"
         assert caught.value.message == f"[response] prompt 'plan': {message}"
         assert caught.value.provider_payload == body
+
+    def test_a_reply_cut_off_at_the_token_limit_is_reported_as_truncated(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """``incomplete`` for ``max_output_tokens`` is a truncation with the limit, not bad JSON."""
+        body = response_body(
+            *load_output("final_answer"),
+            status="incomplete",
+            incomplete_details={"reason": "max_output_tokens"},
+        )
+        openai_loopback.reply(ok(body))
+        adapter = openai_loopback.adapter(settings=LoopSettings(max_output_tokens=64))
+        with pytest.raises(ResponseTruncatedError) as caught:
+            evaluate_trip(adapter)
+        assert caught.value.phase == "response"
+        assert caught.value.limit == 64
+        assert caught.value.reason == (
+            "the reply was cut off at the output-token limit of 64 tokens; raise "
+            "LoopSettings.max_output_tokens or ask for a shorter answer"
+        )
+        assert openai_loopback.bodies[0]["max_output_tokens"] == 64
 
     def test_failure_in_a_later_round_stops_the_loop(self, openai_loopback: OpenAILoopback) -> None:
         """A bad second reply fails the evaluation after the first round's tool ran."""

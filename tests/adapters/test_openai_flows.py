@@ -99,8 +99,8 @@ def test_open_sections_halts_then_the_retry_sends_the_expanded_prompt(
     assert replayed_output == {
         "type": "function_call_output",
         "call_id": "c1",
-        "output": "Opening 1 section: context. The prompt will be re-rendered with it open.\n\n"
-        "Sections requested for expansion: context. Retry prompt with visibility overrides.",
+        "output": "Opened sections: context. The prompt above now shows them in full; "
+        "continue with the task.",
     }
     assert "tools" not in second
     assert response.text == "Done refactoring."

@@ -253,7 +253,7 @@ class TestFailures:
         def broken(params: OrderParams, *, context: ToolContext) -> ToolResult[None]:
             raise RuntimeError("database down")
 
-        with caplog.at_level(logging.WARNING, logger="weakincentives.runtime"):
+        with caplog.at_level(logging.DEBUG, logger="weakincentives.runtime"):
             execution = run(
                 '{"customer": "x"}', Tool(name="broken", description="B.", handler=broken)
             )
@@ -263,7 +263,10 @@ class TestFailures:
         assert isinstance(execution.exception, RuntimeError)
         assert execution.event.exception is execution.exception
         assert execution.params == OrderParams(customer="x")
-        assert "tool 'broken' raised" in caplog.text
+        failures = [r for r in caplog.records if r.getMessage().startswith("tool 'broken' failed")]
+        assert [r.levelno for r in failures] == [logging.INFO]
+        tracebacks = [r for r in caplog.records if r.exc_info is not None]
+        assert [r.levelno for r in tracebacks] == [logging.DEBUG]
 
     def test_validation_errors_pass_their_message_to_the_model(self) -> None:
         """ToolValidationError is the handler's way to reject a call with guidance."""

@@ -16,7 +16,7 @@ from typing import TextIO
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import OfflineAdapter, ProviderAdapter, evaluate_with_disclosure
+from weakincentives.adapters import OfflineAdapter, ProviderAdapter
 from weakincentives.adapters.openai import OpenAIAdapter
 from weakincentives.errors import ConfigValidationError
 from weakincentives.runtime import InProcessEventBus, PromptExecuted, Session, TokenUsage
@@ -76,8 +76,7 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     transcript = Transcript(out, show_prompt=options.show_prompt)
     transcript.attach(bus)
     transcript.line(f"weakincentives demo: on-call triage on the {adapter.name} adapter")
-    response = evaluate_with_disclosure(
-        adapter,
+    response = adapter.evaluate(
         build_triage_prompt(),
         IncidentParams(service="checkout-api", symptom="p99 latency alerts"),
         bus=bus,

@@ -21,6 +21,8 @@ class Transcript:
         self._out = out
         self._show_prompt = show_prompt
         self._evaluations = 0
+        self._renders = 0
+        self._last: PromptRendered | None = None
 
     def attach(self, bus: EventBus) -> None:
         """Start printing the events published on ``bus``."""
@@ -38,9 +40,32 @@ class Transcript:
         self.line(f"== {text} " + "=" * max(0, _WIDTH - len(text) - 4))
 
     def on_rendered(self, event: PromptRendered) -> None:
-        """Show what the model reads and which tools it is offered."""
-        self._evaluations += 1
-        self.heading(f"Evaluation {self._evaluations}: what the model sees")
+        """Show what the model reads and which tools it is offered.
+
+        A second render in the same evaluation follows ``open_sections``: the sections
+        that became visible are named before the new render is shown.
+        """
+        previous, self._last = self._last, event
+        if previous is not None and previous.evaluation_id == event.evaluation_id:
+            newly = {
+                path
+                for path, visibility in event.visibility.items()
+                if visibility == "full" and previous.visibility.get(path) != "full"
+            }
+            # Children of an opened section open with it; name only the sections asked for.
+            opened = [
+                ".".join(path)
+                for path in sorted(newly)
+                if not any(path[:cut] in newly for cut in range(1, len(path)))
+            ]
+            self.line(f"  opened sections {', '.join(opened) or '(none)'}; rendering again")
+            self._renders += 1
+            title = f"Evaluation {self._evaluations}, render {self._renders}"
+        else:
+            self._evaluations += 1
+            self._renders = 1
+            title = f"Evaluation {self._evaluations}"
+        self.heading(f"{title}: what the model sees")
         if self._show_prompt:
             for line in event.text.splitlines():
                 self.line(f"  | {line}")

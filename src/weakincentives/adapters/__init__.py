@@ -1,33 +1,37 @@
 """Provider adapters and the shared tool-call loop.
 
 ``adapter.evaluate(prompt, bus=bus, session=session)`` renders the prompt, runs the
-tool loop to a final answer (or a halt) and returns a :class:`PromptResponse`.
+tool loop to a final answer and returns a :class:`PromptResponse`;
+``await adapter.evaluate_async(...)`` does the same on the running event loop.
 """
 
 from __future__ import annotations
 
-from weakincentives.adapters._base import LoopAdapter
-from weakincentives.adapters._disclosure import (
-    DisclosurePolicy,
-    evaluate_with_disclosure,
-    merge_overrides,
-)
+from weakincentives.adapters._adapter import Adapter
+from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
+from weakincentives.adapters._disclosure import evaluate_with_disclosure, merge_overrides
 from weakincentives.adapters._hosted import (
     HostedOutputParseError,
     HostedToolCodec,
     parse_hosted_outputs,
     serialize_hosted_tools,
 )
-from weakincentives.adapters._loop import LoopSettings, run_evaluation
 from weakincentives.adapters._offline import OfflineAdapter, Responder, ScriptedCall, ScriptedTurn
 from weakincentives.adapters._protocol import ProviderAdapter
+from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._response import Halt, PromptResponse
 from weakincentives.adapters._schema_values import sample_value
+from weakincentives.adapters._settings import (
+    Disclosure,
+    DisclosurePolicy,
+    LoopSettings,
+    RetryPolicy,
+)
 from weakincentives.adapters._structured import OutputSchema
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
-    ModelClient,
+    FeedbackMessage,
     ModelTurn,
     PromptMessage,
     ToolOutputMessage,
@@ -35,30 +39,36 @@ from weakincentives.adapters._turns import (
 )
 
 __all__ = [
+    "Adapter",
     "AssistantMessage",
+    "Attempt",
     "ConversationItem",
+    "Disclosure",
     "DisclosurePolicy",
+    "FeedbackMessage",
     "Halt",
     "HostedOutputParseError",
     "HostedToolCodec",
-    "LoopAdapter",
     "LoopSettings",
-    "ModelClient",
     "ModelTurn",
     "OfflineAdapter",
+    "OutputInstructions",
     "OutputSchema",
     "PromptMessage",
     "PromptResponse",
+    "Provider",
     "ProviderAdapter",
     "Responder",
+    "RetryPolicy",
     "ScriptedCall",
     "ScriptedTurn",
+    "TextSink",
     "ToolOutputMessage",
     "TurnRequest",
     "evaluate_with_disclosure",
     "merge_overrides",
     "parse_hosted_outputs",
-    "run_evaluation",
+    "render_output_instructions",
     "sample_value",
     "serialize_hosted_tools",
 ]

@@ -1,46 +1,51 @@
-"""The caller's side of progressive disclosure: merge, re-render, retry.
+"""Progressive disclosure inside an evaluation: open, re-render, carry on.
 
-With the halting ``open_sections`` tool, an evaluation ends as soon as the model asks
-to open summarized sections. :func:`evaluate_with_disclosure` does what seed 000 asks
-of callers: merge the requested overrides over the caller's own (tool requests win),
-evaluate again with the merged overrides, and stop after a retry limit.
+When the model calls the halting ``open_sections`` tool, the loop (unless the
+disclosure policy is ``manual``) merges the requested sections over the caller's
+overrides (tool requests win), renders again and continues the conversation, so the
+work done before the halt is not repeated. :func:`evaluate_with_disclosure` is the
+same behaviour with the policy chosen per call.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
-from typing import Literal
 
 from weakincentives.adapters._protocol import ProviderAdapter
-from weakincentives.adapters._response import PromptResponse
-from weakincentives.errors import ConfigValidationError, PromptEvaluationError
+from weakincentives.adapters._response import Halt, PromptResponse
+from weakincentives.adapters._settings import Disclosure, DisclosurePolicy
+from weakincentives.adapters._turns import ConversationItem, PromptMessage, ToolOutputMessage
 from weakincentives.prompt import (
+    EventPublisher,
     OpenSectionsResult,
     Prompt,
     PromptTemplate,
     SectionPath,
     SectionVisibility,
+    SessionProtocol,
     VisibilityOverrides,
     dotted,
     parse_dotted,
 )
-from weakincentives.runtime import EventBus, InProcessEventBus, Session, SessionProtocol
+from weakincentives.runtime import ToolCall
 
-__all__ = ["DisclosurePolicy", "evaluate_with_disclosure", "merge_overrides"]
-
-type DisclosurePolicy = Literal["eager", "conservative", "batched"]
-"""How many requested sections to open per retry.
-
-- ``eager``: every section the model asked for, at once (fewest round trips).
-- ``conservative``: only the first one per retry (smallest prompts; more round trips).
-- ``batched``: like eager, and the sections opened so far are kept in the session, so
-  later evaluations of the same prompt start with them open (requests accumulate
-  across turns instead of being asked for again).
-"""
+__all__ = [
+    "evaluate_with_disclosure",
+    "merge_overrides",
+    "opened_message",
+    "requested_sections",
+    "resume_items",
+]
 
 _STORAGE_PREFIX = "disclosure_"
+
+_SKIPPED = (
+    "Not run: the turn ended before this call (sections were opened or a terminal tool "
+    "finished). Call it again if you still need it."
+)
 
 
 def merge_overrides(
@@ -52,11 +57,85 @@ def merge_overrides(
     return merged
 
 
+def requested_sections(halt: Halt | None) -> tuple[SectionPath, ...] | None:
+    """The sections an ``open_sections`` halt asks for; None for any other halt."""
+    if halt is None or not isinstance(halt.value, OpenSectionsResult):
+        return None
+    return tuple(halt.value.requested_overrides)
+
+
+def chosen_sections(
+    requested: Sequence[SectionPath], policy: DisclosurePolicy
+) -> tuple[SectionPath, ...]:
+    """The requested sections a re-render opens under ``policy``."""
+    return tuple(requested[:1]) if policy == "conservative" else tuple(requested)
+
+
+def opened_message(paths: Sequence[SectionPath]) -> str:
+    """What the model reads as the ``open_sections`` result once the sections are open."""
+    names = ", ".join(dotted(path) for path in paths) or "none"
+    return (
+        f"Opened sections: {names}. The prompt above now shows them in full; continue "
+        "with the task."
+    )
+
+
+def resume_items(
+    conversation: Sequence[ConversationItem], skipped: Sequence[ToolCall], halt: Halt | None
+) -> tuple[ConversationItem, ...]:
+    """An earlier exchange, minus its prompt, ready to follow a new render.
+
+    Calls skipped by a halt get an explicit "not run" output (providers expect every
+    call of a replayed turn to have one), and the ``open_sections`` output says, in the
+    model's terms, which sections are now open.
+    """
+    opened = requested_sections(halt)
+    items: list[ConversationItem] = []
+    for item in conversation:
+        if isinstance(item, PromptMessage):
+            continue
+        if (
+            opened is not None
+            and halt is not None
+            and isinstance(item, ToolOutputMessage)
+            and item.call_id == halt.call_id
+        ):
+            items.append(replace(item, content=opened_message(opened)))
+        else:
+            items.append(item)
+    items.extend(
+        ToolOutputMessage(call_id=call.call_id, name=call.name, content=_SKIPPED, success=False)
+        for call in skipped
+    )
+    return tuple(items)
+
+
+def storage_key(ns: str, key: str) -> str:
+    """A storage key per prompt: readable, with a digest so distinct prompts never collide."""
+    readable = "".join(char if char.isascii() and char.isalnum() else "_" for char in key.lower())
+    digest = hashlib.sha256(f"{ns}\0{key}".encode()).hexdigest()[:10]
+    return f"{_STORAGE_PREFIX}{readable}_{digest}"
+
+
+def remembered(
+    session: SessionProtocol, key: str, known: set[SectionPath]
+) -> dict[SectionPath, SectionVisibility]:
+    """Sections opened before under the batched policy; paths the prompt lost are dropped."""
+    stored = session.storage.get(key, tuple) or ()
+    paths = (parse_dotted(str(item)) for item in stored)
+    return {path: SectionVisibility.FULL for path in paths if path in known}
+
+
+def remember(session: SessionProtocol, key: str, opened: Mapping[SectionPath, object]) -> None:
+    """Keep the sections opened so far for later evaluations of the same prompt."""
+    session.storage.set(key, tuple(dotted(path) for path in opened))
+
+
 def evaluate_with_disclosure[OutputT](
     adapter: ProviderAdapter,
     prompt: Prompt[OutputT] | PromptTemplate[OutputT],
     *params: object,
-    bus: EventBus | None = None,
+    bus: EventPublisher | None = None,
     session: SessionProtocol | None = None,
     visibility_overrides: VisibilityOverrides | None = None,
     policy: DisclosurePolicy = "eager",
@@ -64,76 +143,22 @@ def evaluate_with_disclosure[OutputT](
     deadline: datetime | None = None,
     continue_conversation: bool = True,
 ) -> PromptResponse[OutputT]:
-    """Evaluate, reopening requested sections until the model answers.
+    """Evaluate, reopening requested sections until the model answers, with this policy.
 
-    Each retry continues the conversation (``continue_from``): the model sees the new
-    render, then what it already did, so work done before the halt is not repeated.
-    ``continue_conversation=False`` starts each retry afresh instead. Raises
+    ``evaluate`` already does this with the adapter's ``LoopSettings.disclosure``; this
+    helper chooses the policy and retry limit for one call. Raises
     ``PromptEvaluationError(phase="tool")`` when the model still asks to open sections
-    after ``max_retries`` re-renders. Other halts (user terminal tools) are returned as
-    they are.
+    after ``max_retries`` re-renders, and ``ConfigValidationError`` for an unknown policy.
     """
-    if policy not in ("eager", "conservative", "batched"):
-        raise ConfigValidationError(
-            f"policy must be 'eager', 'conservative' or 'batched', got {policy!r}",
-            field_name="policy",
-            value=policy,
-        )
-    if session is None:
-        bus = bus if bus is not None else InProcessEventBus()
-        session = Session(bus=bus)
-    storage_key = _storage_key(prompt.ns, prompt.key)
-    known = set(_template(prompt).section_paths())
-    opened = _remembered(session, storage_key, known) if policy == "batched" else {}
-    previous: PromptResponse[OutputT] | None = None
-    for attempt in range(max_retries + 1):
-        overrides = merge_overrides(visibility_overrides, opened)
-        response = adapter.evaluate(
-            prompt,
-            *params,
-            bus=bus,
-            session=session,
-            visibility_overrides=overrides,
-            deadline=deadline,
-            continue_from=previous if continue_conversation else None,
-        )
-        previous = response
-        halt = response.halt
-        if halt is None or not isinstance(halt.value, OpenSectionsResult):
-            return response
-        requested = list(halt.value.requested_overrides)
-        if attempt == max_retries:
-            keys = ", ".join(dotted(path) for path in requested)
-            raise PromptEvaluationError(
-                f"the model still asked to open sections ({keys}) after {max_retries} "
-                "re-renders; raise max_retries or render those sections FULL",
-                prompt_name=response.prompt_name,
-                phase="tool",
-            )
-        chosen = requested[:1] if policy == "conservative" else requested
-        opened.update(dict.fromkeys(chosen, SectionVisibility.FULL))
-        if policy == "batched":
-            session.storage.set(storage_key, tuple(dotted(path) for path in opened))
-    raise AssertionError("the retry loop always returns or raises")
-
-
-def _template[OutputT](
-    prompt: Prompt[OutputT] | PromptTemplate[OutputT],
-) -> PromptTemplate[OutputT]:
-    return prompt.template if isinstance(prompt, Prompt) else prompt
-
-
-def _storage_key(ns: str, key: str) -> str:
-    """A storage key per prompt: readable, with a digest so distinct prompts never collide."""
-    readable = "".join(char if char.isascii() and char.isalnum() else "_" for char in key.lower())
-    digest = hashlib.sha256(f"{ns}\0{key}".encode()).hexdigest()[:10]
-    return f"{_STORAGE_PREFIX}{readable}_{digest}"
-
-
-def _remembered(
-    session: SessionProtocol, key: str, known: set[SectionPath]
-) -> dict[SectionPath, SectionVisibility]:
-    """Sections opened before; paths the prompt no longer has are dropped."""
-    stored = session.storage.get(key, tuple) or ()
-    paths = (parse_dotted(str(item)) for item in stored)
-    return {path: SectionVisibility.FULL for path in paths if path in known}
+    disclosure = Disclosure(
+        policy=policy, max_retries=max_retries, continue_conversation=continue_conversation
+    )
+    return adapter.evaluate(
+        prompt,
+        *params,
+        bus=bus,
+        session=session,
+        visibility_overrides=visibility_overrides,
+        deadline=deadline,
+        disclosure=disclosure,
+    )

@@ -1,368 +1,468 @@
-"""The tool-call loop, written once for every adapter.
+"""The tool-call loop, written once, async, for every adapter.
 
-render -> serialize hosted tools -> send -> execute each tool call in order -> feed
-results back -> repeat until the model answers, a terminal tool halts the turn, or
-the round limit is hit. Provider problems raise ``PromptEvaluationError`` with a
-phase; tool problems never do (they become failed ``ToolResult``s).
+render -> serialize hosted tools -> send (streaming text as it comes) -> run the turn's
+tool calls concurrently -> feed results back -> repeat until the model answers. A
+halting ``open_sections`` re-renders and carries on (per the disclosure policy); an
+answer that does not fit the output type goes back to the model with the reason.
+Provider problems raise ``PromptEvaluationError`` with a phase; tool problems never
+do. Every evaluation ends with one ``PromptExecuted`` or one ``PromptFailed``.
 """
 
 from __future__ import annotations
 
-import logging
-import uuid
-from collections.abc import Callable
+import asyncio
+import concurrent.futures
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any, cast
 
+from weakincentives.adapters._answer import feedback_for
+from weakincentives.adapters._channels import Channels, publish
+from weakincentives.adapters._disclosure import (
+    chosen_sections,
+    merge_overrides,
+    remember,
+    remembered,
+    requested_sections,
+    resume_items,
+    storage_key,
+)
+from weakincentives.adapters._exchange import exchange, time_left
 from weakincentives.adapters._hosted import parse_hosted_outputs, serialize_hosted_tools
-from weakincentives.adapters._protocol import ProviderAdapter
+from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._response import Halt, PromptResponse
-from weakincentives.adapters._structured import output_schema, parse_structured_output
+from weakincentives.adapters._settings import Disclosure, LoopSettings
+from weakincentives.adapters._structured import (
+    OutputSchema,
+    output_schema,
+    parse_structured_output,
+)
+from weakincentives.adapters._tool_round import CallLedger, run_tool_round
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
-    ModelClient,
+    FeedbackMessage,
     ModelTurn,
     PromptMessage,
-    ToolOutputMessage,
     TurnRequest,
 )
-from weakincentives.errors import (
-    PromptError,
-    PromptEvaluationError,
-    PromptValidationError,
-    SessionError,
+from weakincentives.errors import ParseError, PromptError, PromptEvaluationError
+from weakincentives.prompt import (
+    EvaluatingAdapter,
+    Prompt,
+    RenderedPrompt,
+    SectionPath,
+    SectionVisibility,
+    VisibilityOverrides,
+    dotted,
 )
-from weakincentives.prompt import Prompt, PromptTemplate, RenderedPrompt, VisibilityOverrides
 from weakincentives.runtime import (
-    EventBus,
     ExecutionScope,
-    InProcessEventBus,
+    FailurePhase,
+    OutputRejected,
     PromptExecuted,
+    PromptFailed,
     PromptRendered,
-    Session,
-    SessionProtocol,
-    Subscription,
+    TextDelta,
     TokenUsage,
     ToolCall,
     ToolExecution,
-    execute_tool_call,
 )
 
-__all__ = ["LoopSettings", "run_evaluation"]
-
-logger = logging.getLogger("weakincentives.adapters")
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _new_id() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoopSettings:
-    """Limits and injectable sources of time and identity for the loop."""
-
-    max_rounds: int = 16
-    """Requests allowed per evaluation before giving up with phase ``tool``."""
-    clock: Callable[[], datetime] = _now
-    new_id: Callable[[], str] = _new_id
+__all__ = ["Evaluation"]
 
 
 @dataclass(slots=True)
 class _Accumulator:
-    """Assistant text so far, exposed to handlers as ``context.response_accumulator``."""
+    """Assistant text so far, by round; ``context.response_accumulator`` for handlers."""
 
-    parts: list[str] = field(default_factory=list)
+    rounds: list[str] = field(default_factory=list)
+
+    def start_round(self) -> None:
+        self.rounds.append("")
+
+    def add(self, text: str) -> None:
+        self.rounds[-1] += text
 
     def text(self) -> str:
-        return "\n".join(part for part in self.parts if part)
+        return "\n".join(part for part in self.rounds if part)
 
 
-def _resolve_channels(
-    bus: EventBus | None, session: SessionProtocol | None
-) -> tuple[EventBus, SessionProtocol, Subscription | None]:
-    """Pick the bus and session so that the session records everything published.
+@dataclass(slots=True)
+class _Render:
+    """One render of the prompt and what the provider needs from it."""
 
-    A session without a bus of its own listens to the evaluation's bus for the
-    duration of the evaluation (the returned subscription is removed afterwards).
-    """
-    if session is None:
-        bus = bus if bus is not None else InProcessEventBus()
-        return bus, Session(bus=bus), None
-    attached = session.bus
-    if attached is None:
-        bus = bus if bus is not None else InProcessEventBus()
-        return bus, session, bus.subscribe(object, session.apply)
-    if bus is not None and bus is not attached:
-        raise SessionError(
-            "the session listens to a different bus than the one passed to evaluate, so it "
-            "would miss the evaluation's events; pass the session's own bus, or only session="
-        )
-    return attached, session, None
+    rendered: RenderedPrompt[Any]
+    text: str
+    """What the model reads: the render, plus the answer shape when there is one."""
+    hosted: tuple[Any, ...]
+    schema: OutputSchema | None
 
 
-def _publish(bus: EventBus, event: object) -> None:
-    result = bus.publish(event)
-    for failure in result.errors:
-        logger.warning("subscriber %r failed on %s", failure.handler, type(event).__name__)
+class Evaluation[RequestT, ReplyT, OutputT]:
+    """The state of one ``evaluate`` call, from the first render to the response."""
 
+    def __init__(
+        self,
+        *,
+        provider: Provider[RequestT, ReplyT],
+        adapter: EvaluatingAdapter,
+        prompt: Prompt[OutputT],
+        params: tuple[object, ...],
+        channels: Channels,
+        settings: LoopSettings,
+        disclosure: Disclosure,
+        overrides: VisibilityOverrides | None,
+        deadline: datetime | None,
+        earlier: tuple[ConversationItem, ...],
+        executor: concurrent.futures.Executor | None,
+    ) -> None:
+        self._provider = provider
+        self._adapter = adapter
+        self._prompt = prompt
+        self._params = params
+        self._bus = channels.bus
+        self._session = channels.session
+        self._settings = settings
+        self._disclosure = disclosure
+        self._overrides: dict[SectionPath, SectionVisibility] = dict(overrides or {})
+        self._deadline = deadline
+        self._earlier = earlier
+        self._executor = executor
+        self._id = settings.new_id()
+        self._started = settings.clock()
+        self._usage = TokenUsage()
+        self._rounds = 0
+        self._raw_items: list[Any] = []
+        self._executions: list[ToolExecution] = []
+        self._accumulator = _Accumulator()
+        self._ledger = CallLedger(limit=settings.max_identical_calls)
 
-def run_evaluation[OutputT](
-    client: ModelClient,
-    prompt: Prompt[OutputT] | PromptTemplate[OutputT],
-    params: tuple[object, ...],
-    *,
-    adapter: ProviderAdapter,
-    bus: EventBus | None,
-    session: SessionProtocol | None,
-    visibility_overrides: VisibilityOverrides | None,
-    deadline: datetime | None,
-    settings: LoopSettings,
-    continue_from: PromptResponse[Any] | None = None,
-) -> PromptResponse[OutputT]:
-    """Evaluate ``prompt`` with ``client``; the body of every adapter's ``evaluate``.
+    async def run(self) -> PromptResponse[OutputT]:
+        """Evaluate; publish ``PromptFailed`` and re-raise when anything goes wrong."""
+        try:
+            return await self._run()
+        except PromptEvaluationError as exc:
+            self._failed(exc.phase, exc)
+            raise
+        except asyncio.CancelledError as exc:
+            self._failed("cancelled", exc)
+            raise
+        except Exception as exc:
+            self._failed("internal", exc)
+            raise
 
-    With ``continue_from``, the model sees the new render followed by that earlier
-    evaluation's turns and tool outputs, so work done before a halt is not redone.
-    """
-    bound = _bind(prompt, params)
-    bus, session, temporary = _resolve_channels(bus, session)
-    try:
-        return _evaluate(
-            client,
-            bound,
-            adapter=adapter,
-            bus=bus,
-            session=session,
-            visibility_overrides=visibility_overrides,
-            deadline=deadline,
-            settings=settings,
-            earlier=_continuation(continue_from),
-        )
-    finally:
-        if temporary is not None:
-            bus.unsubscribe(temporary)
-
-
-def _evaluate[OutputT](
-    client: ModelClient,
-    bound: Prompt[OutputT],
-    *,
-    adapter: ProviderAdapter,
-    bus: EventBus,
-    session: SessionProtocol,
-    visibility_overrides: VisibilityOverrides | None,
-    deadline: datetime | None,
-    settings: LoopSettings,
-    earlier: tuple[ConversationItem, ...],
-) -> PromptResponse[OutputT]:
-    started = settings.clock()
-    evaluation_id = settings.new_id()
-    rendered = _render(bound, visibility_overrides)
-    hosted_specs = serialize_hosted_tools(
-        rendered.hosted_tools,
-        client.hosted_tool_codecs,
-        adapter_name=client.name,
-        prompt_name=bound.name,
-    )
-    schema = (
-        None if rendered.structured_output is None else output_schema(rendered.structured_output)
-    )
-    _publish(
-        bus,
-        PromptRendered(
-            evaluation_id=evaluation_id,
-            prompt_ns=bound.ns,
-            prompt_key=bound.key,
-            prompt_name=bound.name,
-            adapter=client.name,
-            session_id=session.session_id,
-            text=rendered.text,
-            tool_names=tuple(tool.name for tool in rendered.tools),
-            hosted_tool_names=tuple(tool.name for tool in rendered.hosted_tools),
-            visibility=rendered.visibility,
-            created_at=started,
-        ),
-    )
-    extras = MappingProxyType({"evaluation_id": evaluation_id, "adapter": client.name})
-    history: list[ConversationItem] = [PromptMessage(text=rendered.text), *earlier]
-    executions: list[ToolExecution] = []
-    raw_items: list[Any] = []
-    usage = TokenUsage()
-    accumulator = _Accumulator()
-    halt: Halt | None = None
-    skipped: tuple[ToolCall, ...] = ()
-    turn = ModelTurn()
-    rounds = 0
-    while halt is None:
-        if rounds >= settings.max_rounds:
-            raise _too_many_rounds(bound.name, settings.max_rounds, turn)
-        _check_deadline(bound.name, deadline, settings.clock(), rounds + 1)
-        rounds += 1
-        turn = client.send(
-            TurnRequest(
-                prompt_name=bound.name,
-                rendered=rendered,
-                history=tuple(history),
-                hosted_tools=hosted_specs,
-                output_schema=schema,
-                round=rounds,
-                deadline=deadline,
-            )
-        )
-        usage = usage + turn.usage
-        raw_items.extend(turn.raw_items)
-        accumulator.parts.append(turn.text)
-        history.append(AssistantMessage(turn=turn))
-        if not turn.tool_calls:
-            break
-        scope = ExecutionScope(
-            prompt=bound,
-            session=session,
-            bus=bus,
-            rendered=rendered,
-            adapter=adapter,
-            adapter_name=client.name,
-            evaluation_id=evaluation_id,
-            request=turn.request,
-            accumulator=accumulator,
-            extras=extras,
-            clock=settings.clock,
-        )
-        for index, call in enumerate(turn.tool_calls):
-            execution = execute_tool_call(call, scope)
-            executions.append(execution)
-            history.append(
-                ToolOutputMessage(
-                    call_id=call.call_id,
-                    name=call.name,
-                    content=execution.result.model_content(execution.event.rendered_output),
-                    success=execution.result.success,
+    async def _run(self) -> PromptResponse[OutputT]:
+        if self._params:
+            try:
+                self._prompt = self._prompt.bind(*self._params)
+            except PromptError as exc:
+                raise PromptEvaluationError(
+                    exc.message, prompt_name=self._prompt.name, phase="render"
+                ) from exc
+        key = storage_key(self._prompt.ns, self._prompt.key)
+        if self._disclosure.policy == "batched":
+            known = set(self._prompt.template.section_paths())
+            self._overrides.update(remembered(self._session, key, known))
+        render = self._render(first=True)
+        history: list[ConversationItem] = [PromptMessage(text=render.text), *self._earlier]
+        re_renders = 0
+        output_retries = 0
+        while True:
+            turn = await self._next_turn(render, history)
+            if turn.tool_calls:
+                outcome = await run_tool_round(
+                    turn.tool_calls,
+                    self._scope(render, turn),
+                    tools={tool.name: tool for tool in render.rendered.tools},
+                    max_concurrency=self._settings.max_concurrency,
+                    ledger=self._ledger,
                 )
+                self._executions.extend(outcome.executions)
+                history.extend(outcome.outputs)
+                requested = requested_sections(outcome.halt)
+                if outcome.halt is None:
+                    continue
+                if requested is None or self._disclosure.policy == "manual":
+                    return self._respond(
+                        render, history, turn, halt=outcome.halt, skipped=outcome.skipped
+                    )
+                if re_renders == self._disclosure.max_retries:
+                    raise self._still_asking(requested)
+                re_renders += 1
+                self._open(requested, key)
+                earlier = resume_items(history, outcome.skipped, outcome.halt)
+                render = self._render()
+                kept = earlier if self._disclosure.continue_conversation else ()
+                history = [PromptMessage(text=render.text), *kept]
+                continue
+            if render.schema is None:
+                return self._respond(render, history, turn)
+            try:
+                output = self._parse(render, turn)
+            except PromptEvaluationError as exc:
+                if turn.refusal or output_retries >= self._settings.output_retries:
+                    raise
+                output_retries += 1
+                history.append(self._reject(turn, exc, output_retries))
+                continue
+            return self._respond(render, history, turn, output=output)
+
+    def _render(self, *, first: bool = False) -> _Render:
+        try:
+            rendered = self._prompt.render(visibility_overrides=self._overrides)
+        except PromptError as exc:
+            raise PromptEvaluationError(
+                exc.message, prompt_name=self._prompt.name, phase="render"
+            ) from exc
+        hosted = serialize_hosted_tools(
+            rendered.hosted_tools,
+            self._provider.hosted_tool_codecs,
+            adapter_name=self._provider.name,
+            prompt_name=self._prompt.name,
+        )
+        structured = rendered.structured_output
+        schema = None if structured is None else output_schema(structured)
+        text = rendered.text
+        instructions = self._settings.output_instructions
+        if schema is not None and instructions is not None:
+            text = f"{text}\n\n{instructions(schema)}"
+        publish(
+            self._bus,
+            PromptRendered(
+                evaluation_id=self._id,
+                prompt_ns=self._prompt.ns,
+                prompt_key=self._prompt.key,
+                prompt_name=self._prompt.name,
+                adapter=self._provider.name,
+                session_id=self._session.session_id,
+                text=text,
+                tool_names=tuple(tool.name for tool in rendered.tools),
+                hosted_tool_names=tuple(tool.name for tool in rendered.hosted_tools),
+                visibility=rendered.visibility,
+                created_at=self._started if first else self._settings.clock(),
+            ),
+        )
+        return _Render(rendered=rendered, text=text, hosted=hosted, schema=schema)
+
+    async def _next_turn(self, render: _Render, history: list[ConversationItem]) -> ModelTurn:
+        settings = self._settings
+        if self._rounds >= settings.max_rounds:
+            raise self._too_many_rounds(history)
+        left = time_left(self._deadline, settings.clock)
+        if left is not None and left <= 0:
+            assert self._deadline is not None
+            raise PromptEvaluationError(
+                f"deadline {self._deadline.isoformat()} passed before round {self._rounds + 1}",
+                prompt_name=self._prompt.name,
+                phase="request",
             )
-            if execution.tool is not None and execution.tool.terminal and execution.result.success:
-                halt = Halt(tool_name=call.name, call_id=call.call_id, result=execution.result)
-                skipped = turn.tool_calls[index + 1 :]
-                break
-    output = None
-    if halt is None and rendered.structured_output is not None:
+        self._rounds += 1
+        request = TurnRequest(
+            prompt_name=self._prompt.name,
+            rendered=render.rendered,
+            history=tuple(history),
+            hosted_tools=render.hosted,
+            output_schema=render.schema,
+            round=self._rounds,
+            deadline=self._deadline,
+            evaluation_id=self._id,
+            max_output_tokens=settings.max_output_tokens,
+        )
+        self._accumulator.start_round()
+        deltas = 0
+
+        def on_text(text: str) -> None:
+            nonlocal deltas
+            if not text:
+                return
+            self._accumulator.add(text)
+            publish(self._bus, self._delta(deltas, text))
+            deltas += 1
+
+        wire = self._provider.build_request(request)
+        reply = await exchange(
+            self._provider,
+            wire,
+            prompt_name=self._prompt.name,
+            round_number=self._rounds,
+            deadline=self._deadline,
+            settings=settings,
+            on_text=on_text,
+        )
+        turn = self._provider.read_turn(reply, wire, request)
+        if deltas == 0:
+            # A reply that did not stream is the one-delta case of a streamed one.
+            on_text(turn.text)
+        self._usage = self._usage + turn.usage
+        self._raw_items.extend(turn.raw_items)
+        history.append(AssistantMessage(turn=turn))
+        return turn
+
+    def _delta(self, index: int, text: str) -> TextDelta:
+        return TextDelta(
+            evaluation_id=self._id,
+            prompt_name=self._prompt.name,
+            round=self._rounds,
+            index=index,
+            text=text,
+        )
+
+    def _scope(self, render: _Render, turn: ModelTurn) -> ExecutionScope:
+        return ExecutionScope(
+            prompt=self._prompt,
+            session=self._session,
+            bus=self._bus,
+            rendered=render.rendered,
+            adapter=self._adapter,
+            adapter_name=self._provider.name,
+            evaluation_id=self._id,
+            request=turn.request,
+            accumulator=self._accumulator,
+            extras=MappingProxyType({"evaluation_id": self._id, "adapter": self._provider.name}),
+            clock=self._settings.clock,
+            executor=self._executor,
+        )
+
+    def _open(self, requested: tuple[SectionPath, ...], key: str) -> None:
+        policy = self._disclosure.policy
+        assert policy != "manual"
+        chosen = chosen_sections(requested, policy)
+        self._overrides = merge_overrides(
+            self._overrides, dict.fromkeys(chosen, SectionVisibility.FULL)
+        )
+        if policy == "batched":
+            opened = {
+                path: visibility
+                for path, visibility in self._overrides.items()
+                if visibility is SectionVisibility.FULL
+            }
+            remember(self._session, key, opened)
+
+    def _parse(self, render: _Render, turn: ModelTurn) -> object:
+        structured = render.rendered.structured_output
+        assert structured is not None
         if turn.refusal:
             raise PromptEvaluationError(
                 f"the model refused to answer: {turn.refusal}",
-                prompt_name=bound.name,
+                prompt_name=self._prompt.name,
                 phase="parse",
                 provider_payload={"refusal": turn.refusal},
             )
-        output = parse_structured_output(
-            rendered.structured_output, turn.text, prompt_name=bound.name
+        return parse_structured_output(structured, turn.text, prompt_name=self._prompt.name)
+
+    def _reject(
+        self, turn: ModelTurn, error: PromptEvaluationError, attempt: int
+    ) -> FeedbackMessage:
+        cause = error.__cause__
+        path = cause.path if isinstance(cause, ParseError) else None
+        problem = error.reason
+        publish(
+            self._bus,
+            OutputRejected(
+                evaluation_id=self._id,
+                prompt_name=self._prompt.name,
+                attempt=attempt,
+                message=problem,
+                path=path,
+                text=turn.text,
+            ),
         )
-    hosted_outputs = parse_hosted_outputs(
-        rendered.hosted_tools, client.hosted_tool_codecs, tuple(raw_items), prompt_name=bound.name
-    )
-    text = "" if halt is not None else (turn.text or turn.refusal or "")
-    _publish(
-        bus,
-        PromptExecuted(
-            evaluation_id=evaluation_id,
-            prompt_name=bound.name,
-            adapter=client.name,
-            session_id=session.session_id,
+        remaining = self._settings.output_retries - attempt
+        return FeedbackMessage(text=feedback_for(problem, remaining=remaining))
+
+    def _respond(
+        self,
+        render: _Render,
+        history: list[ConversationItem],
+        turn: ModelTurn,
+        *,
+        output: object = None,
+        halt: Halt | None = None,
+        skipped: tuple[ToolCall, ...] = (),
+    ) -> PromptResponse[OutputT]:
+        hosted_outputs = parse_hosted_outputs(
+            render.rendered.hosted_tools,
+            self._provider.hosted_tool_codecs,
+            tuple(self._raw_items),
+            prompt_name=self._prompt.name,
+        )
+        text = "" if halt is not None else (turn.text or turn.refusal or "")
+        publish(
+            self._bus,
+            PromptExecuted(
+                evaluation_id=self._id,
+                prompt_name=self._prompt.name,
+                adapter=self._provider.name,
+                session_id=self._session.session_id,
+                text=text,
+                output=output,
+                tool_calls=len(self._executions),
+                rounds=self._rounds,
+                halted=halt is not None,
+                usage=self._usage,
+                started_at=self._started,
+                finished_at=self._settings.clock(),
+                model=self._provider.model,
+            ),
+        )
+        return PromptResponse(
+            prompt_name=self._prompt.name,
+            evaluation_id=self._id,
             text=text,
-            output=output,
-            tool_calls=len(executions),
-            rounds=rounds,
-            halted=halt is not None,
-            usage=usage,
-            started_at=started,
-            finished_at=settings.clock(),
-        ),
-    )
-    return PromptResponse(
-        prompt_name=bound.name,
-        evaluation_id=evaluation_id,
-        text=text,
-        output=cast("OutputT | None", output),
-        tool_calls=tuple(executions),
-        skipped_calls=skipped,
-        hosted_outputs=hosted_outputs,
-        halt=halt,
-        usage=usage,
-        rounds=rounds,
-        rendered=rendered,
-        conversation=tuple(history),
-    )
-
-
-_SKIPPED = (
-    "Not run: the turn ended before this call (sections were opened or a terminal tool "
-    "finished). Call it again if you still need it."
-)
-
-
-def _continuation(previous: PromptResponse[Any] | None) -> tuple[ConversationItem, ...]:
-    """An earlier evaluation's exchange, minus its prompt, ready to follow a new render.
-
-    Calls skipped by a halt get an explicit "not run" output: providers expect every
-    call in a replayed turn to have one, and the model should know they did not run.
-    """
-    if previous is None:
-        return ()
-    items = [item for item in previous.conversation if not isinstance(item, PromptMessage)]
-    items.extend(
-        ToolOutputMessage(call_id=call.call_id, name=call.name, content=_SKIPPED, success=False)
-        for call in previous.skipped_calls
-    )
-    return tuple(items)
-
-
-def _bind[OutputT](
-    prompt: Prompt[OutputT] | PromptTemplate[OutputT], params: tuple[object, ...]
-) -> Prompt[OutputT]:
-    if isinstance(prompt, PromptTemplate):
-        prompt = Prompt(prompt)
-    if not isinstance(prompt, Prompt):
-        raise PromptValidationError(
-            f"evaluate() needs a Prompt or PromptTemplate, got {type(prompt).__name__}"
-        )
-    if not params:
-        return prompt
-    try:
-        return prompt.bind(*params)
-    except PromptError as exc:
-        raise PromptEvaluationError(exc.message, prompt_name=prompt.name, phase="render") from exc
-
-
-def _render[OutputT](
-    prompt: Prompt[OutputT], overrides: VisibilityOverrides | None
-) -> RenderedPrompt[OutputT]:
-    try:
-        return prompt.render(visibility_overrides=overrides)
-    except PromptError as exc:
-        raise PromptEvaluationError(exc.message, prompt_name=prompt.name, phase="render") from exc
-
-
-def _check_deadline(
-    prompt_name: str, deadline: datetime | None, now: datetime, round_number: int
-) -> None:
-    if deadline is not None and now >= deadline:
-        raise PromptEvaluationError(
-            f"deadline {deadline.isoformat()} passed before round {round_number}",
-            prompt_name=prompt_name,
-            phase="request",
+            output=cast("OutputT | None", output),
+            tool_calls=tuple(self._executions),
+            skipped_calls=skipped,
+            hosted_outputs=hosted_outputs,
+            halt=halt,
+            usage=self._usage,
+            rounds=self._rounds,
+            rendered=cast("RenderedPrompt[OutputT]", render.rendered),
+            conversation=tuple(history),
+            model=self._provider.model,
         )
 
+    def _failed(self, phase: FailurePhase, error: BaseException) -> None:
+        message = error.message if isinstance(error, PromptEvaluationError) else str(error)
+        publish(
+            self._bus,
+            PromptFailed(
+                evaluation_id=self._id,
+                prompt_name=self._prompt.name,
+                adapter=self._provider.name,
+                session_id=self._session.session_id,
+                phase=phase,
+                message=message or type(error).__name__,
+                error_type=type(error).__name__,
+                usage=self._usage,
+                rounds=self._rounds,
+                started_at=self._started,
+                failed_at=self._settings.clock(),
+                model=self._provider.model,
+            ),
+        )
 
-def _too_many_rounds(prompt_name: str, limit: int, last: ModelTurn) -> PromptEvaluationError:
-    names = ", ".join(call.name for call in last.tool_calls)
-    return PromptEvaluationError(
-        f"no final answer after {limit} rounds; the model kept calling tools (last: {names}). "
-        "Raise max_rounds or check the tools' results",
-        prompt_name=prompt_name,
-        phase="tool",
-    )
+    def _still_asking(self, requested: tuple[SectionPath, ...]) -> PromptEvaluationError:
+        keys = ", ".join(dotted(path) for path in requested)
+        limit = self._disclosure.max_retries
+        return PromptEvaluationError(
+            f"the model still asked to open sections ({keys}) after {limit} re-renders; "
+            "raise Disclosure.max_retries or render those sections FULL",
+            prompt_name=self._prompt.name,
+            phase="tool",
+        )
+
+    def _too_many_rounds(self, history: list[ConversationItem]) -> PromptEvaluationError:
+        last = next(
+            (item.turn for item in reversed(history) if isinstance(item, AssistantMessage)),
+            ModelTurn(),
+        )
+        names = ", ".join(call.name for call in last.tool_calls)
+        limit = self._settings.max_rounds
+        return PromptEvaluationError(
+            f"no final answer after {limit} rounds; the model kept calling tools (last: "
+            f"{names}). Raise max_rounds or check the tools' results",
+            prompt_name=self._prompt.name,
+            phase="tool",
+        )

@@ -1,4 +1,4 @@
-"""The adapter seam users call."""
+"""The adapter seam users call: ``evaluate`` for scripts, ``evaluate_async`` for services."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from weakincentives.adapters._response import PromptResponse
-from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
-from weakincentives.runtime import EventBus, SessionProtocol
+from weakincentives.adapters._settings import Disclosure
+from weakincentives.prompt import (
+    EventPublisher,
+    Prompt,
+    PromptTemplate,
+    SessionProtocol,
+    VisibilityOverrides,
+)
 
 __all__ = ["ProviderAdapter"]
 
@@ -24,15 +30,30 @@ class ProviderAdapter(Protocol):
         self,
         prompt: Prompt[OutputT] | PromptTemplate[OutputT],
         *params: object,
-        bus: EventBus | None = None,
+        bus: EventPublisher | None = None,
         session: SessionProtocol | None = None,
         visibility_overrides: VisibilityOverrides | None = None,
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
+        disclosure: Disclosure | None = None,
     ) -> PromptResponse[OutputT]:
-        """Render, run the tool loop to a final answer (or a halt), and parse the output.
+        """Render, run the tool loop to a final answer, and parse the output (blocking).
 
         ``continue_from`` carries an earlier evaluation's exchange on after the new
-        render (how a retry after ``open_sections`` keeps the work already done).
+        render; ``disclosure`` overrides the adapter's ``LoopSettings.disclosure``.
         """
+        ...
+
+    async def evaluate_async[OutputT](
+        self,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        *params: object,
+        bus: EventPublisher | None = None,
+        session: SessionProtocol | None = None,
+        visibility_overrides: VisibilityOverrides | None = None,
+        deadline: datetime | None = None,
+        continue_from: PromptResponse[Any] | None = None,
+        disclosure: Disclosure | None = None,
+    ) -> PromptResponse[OutputT]:
+        """``evaluate`` on the running event loop; async handlers run on that loop."""
         ...

@@ -50,8 +50,11 @@ class PromptResponse[OutputT]:
     halt: Halt | None = None
     """Set when a terminal tool (such as ``open_sections``) ended the turn."""
     usage: TokenUsage = field(default_factory=TokenUsage)
+    """Tokens of every request of the evaluation, re-renders and output retries included."""
     rounds: int = 0
-    """How many requests were sent to the provider."""
+    """How many requests were sent to the provider (retries after errors not counted)."""
+    model: str | None = None
+    """The model the adapter asked for, when it names one."""
     rendered: RenderedPrompt[OutputT] | None = None
     """The render the model read."""
     conversation: tuple[ConversationItem, ...] = ()

@@ -1,8 +1,8 @@
 """The provider-agnostic turn model: what the loop asks a model and what comes back.
 
-Each adapter implements :class:`ModelClient` by translating a :class:`TurnRequest` into
-its wire format and the reply into a :class:`ModelTurn`. Everything else (executing
-tools, feeding results back, halting, parsing output, events) lives once, in the loop.
+Each provider translates a :class:`TurnRequest` into its wire format and the reply into
+a :class:`ModelTurn` (see ``_provider.Provider``). Everything else (executing tools,
+feeding results back, halting, parsing output, retries, events) lives once, in the loop.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
-from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._structured import OutputSchema
 from weakincentives.prompt import RenderedPrompt
 from weakincentives.runtime import TokenUsage, ToolCall
@@ -21,7 +20,7 @@ from weakincentives.serde import JSONValue
 __all__ = [
     "AssistantMessage",
     "ConversationItem",
-    "ModelClient",
+    "FeedbackMessage",
     "ModelTurn",
     "PromptMessage",
     "ToolOutputMessage",
@@ -75,7 +74,18 @@ class ToolOutputMessage:
     success: bool
 
 
-type ConversationItem = PromptMessage | AssistantMessage | ToolOutputMessage
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeedbackMessage:
+    """A note from the loop to the model, sent as a user message.
+
+    Used when the final answer did not fit the output type: the model reads what was
+    wrong (with its JSON path) and answers again.
+    """
+
+    text: str
+
+
+type ConversationItem = PromptMessage | AssistantMessage | ToolOutputMessage | FeedbackMessage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,21 +102,7 @@ class TurnRequest:
     round: int
     """1 for the first request of an evaluation."""
     deadline: datetime | None = None
-
-
-class ModelClient(Protocol):
-    """The per-provider seam the shared loop drives."""
-
-    @property
-    def name(self) -> str:
-        """Adapter name used in events and errors, e.g. ``openai``."""
-        ...
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind; a kind missing here fails before any request."""
-        ...
-
-    def send(self, request: TurnRequest) -> ModelTurn:
-        """Send one request; raise ``PromptEvaluationError`` (request/response) on failure."""
-        ...
+    evaluation_id: str = ""
+    """The evaluation this request belongs to."""
+    max_output_tokens: int | None = None
+    """The cap on tokens the model may write in this turn (None: the provider's default)."""

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from weakincentives.prompt._collaborators import (
+    EvaluatingAdapter,
+    EvaluationOutcome,
+    EventPublisher,
+    SessionProtocol,
+    SessionStore,
+)
 from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
 from weakincentives.prompt._markdown import MarkdownSection
 from weakincentives.prompt._open_sections import (
@@ -39,6 +46,9 @@ __all__ = [
     "OPEN_SECTIONS_INLINE",
     "DisclosureMode",
     "EmptyParams",
+    "EvaluatingAdapter",
+    "EvaluationOutcome",
+    "EventPublisher",
     "HostedTool",
     "HostedToolConfig",
     "HostedToolOutput",
@@ -54,6 +64,8 @@ __all__ = [
     "Section",
     "SectionPath",
     "SectionVisibility",
+    "SessionProtocol",
+    "SessionStore",
     "StructuredOutput",
     "Tool",
     "ToolContext",

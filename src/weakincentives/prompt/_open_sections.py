@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from weakincentives.errors import ToolValidationError
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._tool import Tool
-from weakincentives.prompt._tool_context import ToolContext
 from weakincentives.prompt._tool_result import ToolResult
 from weakincentives.prompt._visibility import (
     SectionPath,
@@ -29,6 +28,9 @@ from weakincentives.prompt._visibility import (
     parse_dotted,
 )
 from weakincentives.serde import JSONValue
+
+if TYPE_CHECKING:
+    from weakincentives.prompt._tool_context import ToolContext
 
 __all__ = [
     "OPEN_SECTIONS",

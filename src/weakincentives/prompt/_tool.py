@@ -70,6 +70,8 @@ class Tool[ParamsT, ResultT]:
         terminal: bool = False,
         params_type: type[ParamsT] | None = None,
         result_type: type[ResultT] | None = None,
+        exclusive: bool = False,
+        run_in_thread: bool = True,
     ) -> None:
         problems = [
             PromptValidationError(f"tool {name!r}: {problem}", tool_name=str(name))
@@ -98,6 +100,8 @@ class Tool[ParamsT, ResultT]:
         self._handler = handler
         self._accepts_overrides = accepts_overrides
         self._terminal = terminal
+        self._exclusive = exclusive
+        self._run_in_thread = run_in_thread
         self._takes_context = takes_context
         self._is_async = handler is not None and inspect.iscoroutinefunction(handler)
         self._declared_params: object = params_type if params_type is not None else hinted_params
@@ -113,6 +117,8 @@ class Tool[ParamsT, ResultT]:
         name: str | None = None,
         description: str | None = None,
         accepts_overrides: bool = True,
+        exclusive: bool = False,
+        run_in_thread: bool = True,
     ) -> Tool[ParamsT, ResultT]:
         """Build a tool from a handler: name from the function, description from its docstring."""
         if name is None:
@@ -132,6 +138,8 @@ class Tool[ParamsT, ResultT]:
             description=description,
             handler=function,
             accepts_overrides=accepts_overrides,
+            exclusive=exclusive,
+            run_in_thread=run_in_thread,
         )
 
     @property
@@ -162,6 +170,25 @@ class Tool[ParamsT, ResultT]:
     def terminal(self) -> bool:
         """Whether a successful call ends the evaluation turn (see ``PromptResponse.halt``)."""
         return self._terminal
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether the tool must run alone: never at the same time as another call of its turn.
+
+        Calls of one model turn run concurrently by default; an exclusive call waits for
+        the calls before it and holds back the calls after it.
+        """
+        return self._exclusive
+
+    @property
+    def run_in_thread(self) -> bool:
+        """Whether a sync handler runs on a worker thread (the default) under the async loop.
+
+        A worker thread keeps a slow sync handler from blocking the event loop; pass
+        ``run_in_thread=False`` for quick handlers that must run on the loop's thread.
+        Async handlers always run on the loop.
+        """
+        return self._run_in_thread
 
     @property
     def takes_context(self) -> bool:
@@ -236,7 +263,12 @@ class Tool[ParamsT, ResultT]:
 def tool[P, R](function: ToolHandler[P, R], /) -> Tool[P, R]: ...
 @overload
 def tool[P, R](
-    *, name: str | None = None, description: str | None = None, accepts_overrides: bool = True
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    accepts_overrides: bool = True,
+    exclusive: bool = False,
+    run_in_thread: bool = True,
 ) -> Callable[[ToolHandler[P, R]], Tool[P, R]]: ...
 def tool[P, R](
     function: ToolHandler[P, R] | None = None,
@@ -245,12 +277,19 @@ def tool[P, R](
     name: str | None = None,
     description: str | None = None,
     accepts_overrides: bool = True,
+    exclusive: bool = False,
+    run_in_thread: bool = True,
 ) -> Tool[P, R] | Callable[[ToolHandler[P, R]], Tool[P, R]]:
     """Decorate a typed handler to make a :class:`Tool` (``@tool`` or ``@tool(name=...)``)."""
 
     def build(handler: ToolHandler[P, R]) -> Tool[P, R]:
         return Tool.wrap(
-            handler, name=name, description=description, accepts_overrides=accepts_overrides
+            handler,
+            name=name,
+            description=description,
+            accepts_overrides=accepts_overrides,
+            exclusive=exclusive,
+            run_in_thread=run_in_thread,
         )
 
     return build if function is None else build(function)

@@ -8,17 +8,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from weakincentives.errors import PromptValidationError
-
-if TYPE_CHECKING:
-    from weakincentives.adapters import ProviderAdapter
-    from weakincentives.prompt._prompt import Prompt
-    from weakincentives.prompt._rendered import RenderedPrompt
-    from weakincentives.prompt._tool import Tool
-    from weakincentives.runtime import EventBus, SessionProtocol
-    from weakincentives.serde import JSONValue
+from weakincentives.prompt._collaborators import (
+    EvaluatingAdapter,
+    EventPublisher,
+    SessionProtocol,
+)
+from weakincentives.prompt._prompt import Prompt
+from weakincentives.prompt._rendered import RenderedPrompt
+from weakincentives.prompt._tool import Tool
+from weakincentives.serde import JSONValue
 
 __all__ = [
     "ProviderRequest",
@@ -54,6 +55,10 @@ class ToolInvocationContext:
     """How many times this call was retried before this attempt."""
     parent_message_id: str | None = None
     """The provider message (response) that requested the call, when known."""
+    evaluation_id: str = ""
+    """The evaluation the call belongs to (shared by its events); empty outside one."""
+    adapter_name: str = ""
+    """The name of the adapter running the evaluation; empty outside one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,12 +74,12 @@ class ToolContext:
     """The prompt being evaluated; its section tree can be inspected."""
     rendered_prompt: RenderedPrompt[Any] | None
     """The render the model is reading, once rendering has happened."""
-    adapter: ProviderAdapter | None
+    adapter: EvaluatingAdapter | None
     """The adapter running the evaluation; None when a tool runs outside one."""
     session: SessionProtocol
     """The session recording this evaluation's events."""
-    event_bus: EventBus
-    """The bus for telemetry; nested evaluations should publish here too."""
+    event_bus: EventPublisher
+    """Where this evaluation's events go; pass it as ``bus=`` to nested evaluations."""
     tool: Tool[Any, Any]
     """The tool being invoked."""
     invocation: ToolInvocationContext
@@ -92,10 +97,10 @@ def build_tool_context(
     prompt: Prompt[Any],
     tool: Tool[Any, Any],
     session: SessionProtocol,
-    event_bus: EventBus,
+    event_bus: EventPublisher,
     invocation: ToolInvocationContext | None = None,
     rendered_prompt: RenderedPrompt[Any] | None = None,
-    adapter: ProviderAdapter | None = None,
+    adapter: EvaluatingAdapter | None = None,
     request: ProviderRequest | None = None,
     response_accumulator: ResponseAccumulator | None = None,
     extras: Mapping[str, object] | None = None,

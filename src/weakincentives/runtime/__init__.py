@@ -11,8 +11,12 @@ from weakincentives.runtime._bus import (
     Subscription,
 )
 from weakincentives.runtime._events import (
+    FailurePhase,
+    OutputRejected,
     PromptExecuted,
+    PromptFailed,
     PromptRendered,
+    TextDelta,
     TokenUsage,
     ToolInvoked,
     ToolTelemetry,
@@ -22,28 +26,38 @@ from weakincentives.runtime._execution import (
     ToolCall,
     ToolExecution,
     execute_tool_call,
+    execute_tool_call_async,
+    publish_tool_invoked,
+    refuse_tool_call,
 )
 from weakincentives.runtime._reducers import Reducer, append, replace_latest, upsert_by
+from weakincentives.runtime._retention import DEFAULT_SLICE_LIMIT, Retention
 from weakincentives.runtime._session import Session, SessionProtocol
 from weakincentives.runtime._snapshot import SessionSnapshot
 from weakincentives.runtime._storage import SessionStorage, SessionStorageError
 
 __all__ = [
+    "DEFAULT_SLICE_LIMIT",
     "EventBus",
     "EventDeliveryError",
     "ExecutionScope",
+    "FailurePhase",
     "HandlerFailure",
     "InProcessEventBus",
+    "OutputRejected",
     "PromptExecuted",
+    "PromptFailed",
     "PromptRendered",
     "PublishResult",
     "Reducer",
+    "Retention",
     "Session",
     "SessionProtocol",
     "SessionSnapshot",
     "SessionStorage",
     "SessionStorageError",
     "Subscription",
+    "TextDelta",
     "TokenUsage",
     "ToolCall",
     "ToolExecution",
@@ -51,6 +65,9 @@ __all__ = [
     "ToolTelemetry",
     "append",
     "execute_tool_call",
+    "execute_tool_call_async",
+    "publish_tool_invoked",
+    "refuse_tool_call",
     "replace_latest",
     "upsert_by",
 ]

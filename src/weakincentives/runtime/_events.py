@@ -6,15 +6,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 from uuid import UUID
 
+from weakincentives.errors import EvaluationPhase
 from weakincentives.prompt import SectionPath, SectionVisibility, ToolResult
 from weakincentives.serde import JSONValue
 
 __all__ = [
+    "FailurePhase",
+    "OutputRejected",
     "PromptExecuted",
+    "PromptFailed",
     "PromptRendered",
+    "TextDelta",
     "TokenUsage",
     "ToolInvoked",
     "ToolTelemetry",
@@ -129,10 +134,79 @@ class PromptExecuted:
     halted: bool
     """True when a terminal tool ended the evaluation before a final answer."""
     usage: TokenUsage
+    """Summed over every request of the evaluation, re-renders after ``open_sections``
+    and output retries included."""
     started_at: datetime
     finished_at: datetime
+    model: str | None = None
+    """The model the adapter asked for, when it names one."""
 
     @property
     def duration_ms(self) -> float:
         """Wall time of the evaluation in milliseconds."""
         return (self.finished_at - self.started_at).total_seconds() * 1000
+
+
+type FailurePhase = EvaluationPhase | Literal["cancelled", "internal"]
+"""Where an evaluation stopped: an evaluation phase, ``cancelled`` (the task was
+cancelled or interrupted) or ``internal`` (an unexpected exception, a bug)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptFailed:
+    """An evaluation raised instead of producing a response.
+
+    Every evaluation ends with exactly one ``PromptExecuted`` or ``PromptFailed``, so a
+    session never holds an evaluation that looks as if it were still running.
+    """
+
+    evaluation_id: str
+    prompt_name: str
+    adapter: str
+    session_id: UUID | None
+    phase: FailurePhase
+    """``PromptEvaluationError.phase`` of the error, or ``cancelled`` / ``internal``."""
+    message: str
+    """The error's message."""
+    error_type: str
+    """The exception's class name, e.g. ``ProviderError``."""
+    usage: TokenUsage
+    """Tokens spent before the failure."""
+    rounds: int
+    """Requests sent before the failure."""
+    started_at: datetime
+    failed_at: datetime
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """A piece of the model's text, published as it arrives.
+
+    Deltas of one round arrive in order and, joined, equal that round's text. A
+    provider that does not stream yields its whole text as one delta.
+    """
+
+    evaluation_id: str
+    prompt_name: str
+    round: int
+    """The request the text belongs to (1 for the first of the evaluation)."""
+    index: int
+    """Position of this delta within its round, from 0."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputRejected:
+    """The final answer did not fit the output type; the model was told why and asked again."""
+
+    evaluation_id: str
+    prompt_name: str
+    attempt: int
+    """1 for the first rejected answer of the evaluation."""
+    message: str
+    """The parse problem as the model was told it (with its JSON path)."""
+    path: str | None
+    """JSON path of the offending value, when the answer was JSON."""
+    text: str
+    """The rejected answer."""

@@ -1,45 +1,58 @@
 """The one path every tool call takes: arguments -> params -> context -> handler -> result.
 
 Adapters, discovery's ``call_tool`` and tests all run tools through
-:func:`execute_tool_call`. Nothing a tool does, and nothing the model sends, makes it
-raise: every problem becomes ``ToolResult(success=False, value=None, message=...)``
-naming the tool and the problem, and a ``ToolInvoked`` event is published either way.
-Only ``KeyboardInterrupt``, ``SystemExit`` and other non-``Exception`` signals escape.
+:func:`execute_tool_call_async` (the loop) or its synchronous twin
+:func:`execute_tool_call`; both share every step but the handler's invocation.
+Nothing a tool does, and nothing the model sends, makes them raise: every problem
+becomes ``ToolResult(success=False, value=None, message=...)`` naming the tool and the
+problem, and a ``ToolInvoked`` event is published either way. Only cancellation,
+``KeyboardInterrupt``, ``SystemExit`` and other non-``Exception`` signals escape.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import inspect
-import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from weakincentives.errors import ParseError, ToolValidationError
 from weakincentives.prompt import (
+    EvaluatingAdapter,
+    EventPublisher,
     Prompt,
     ProviderRequest,
     RenderedPrompt,
     ResponseAccumulator,
+    SessionProtocol,
     Tool,
+    ToolContext,
     ToolInvocationContext,
     ToolResult,
     build_tool_context,
 )
+from weakincentives.runtime._arguments import copy_json, decode_arguments
+from weakincentives.runtime._bus import PublishResult
 from weakincentives.runtime._events import ToolInvoked
+from weakincentives.runtime._messages import bounded, describe_exception, name_list
+from weakincentives.runtime._portal import run_sync
 from weakincentives.serde import JSONValue, parse
 
-if TYPE_CHECKING:
-    from weakincentives.adapters import ProviderAdapter
-    from weakincentives.runtime._bus import EventBus
-    from weakincentives.runtime._session import SessionProtocol
-
-__all__ = ["ExecutionScope", "ToolCall", "ToolExecution", "execute_tool_call"]
+__all__ = [
+    "ExecutionScope",
+    "ToolCall",
+    "ToolExecution",
+    "execute_tool_call",
+    "execute_tool_call_async",
+    "publish_tool_invoked",
+    "refuse_tool_call",
+]
 
 logger = logging.getLogger("weakincentives.runtime")
 
@@ -68,15 +81,17 @@ class ExecutionScope:
 
     prompt: Prompt[Any]
     session: SessionProtocol
-    bus: EventBus
+    bus: EventPublisher
     rendered: RenderedPrompt[Any] | None = None
-    adapter: ProviderAdapter | None = None
+    adapter: EvaluatingAdapter | None = None
     adapter_name: str = "direct"
     evaluation_id: str = ""
     request: ProviderRequest | None = None
     accumulator: ResponseAccumulator | None = None
     extras: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     clock: Callable[[], datetime] = _now
+    executor: concurrent.futures.Executor | None = None
+    """Where sync handlers run under the async path (None: the loop's default executor)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +117,24 @@ class _Outcome:
     exception: BaseException | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Ready:
+    """A call whose arguments parsed: only the handler is left to run."""
+
+    tool: Tool[Any, Any]
+    params: object
+    context: ToolContext
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    tool: Tool[Any, Any] | None
+    arguments: JSONValue
+    """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
+    started: datetime
+    step: _Ready | _Outcome
+
+
 def execute_tool_call(
     call: ToolCall,
     scope: ExecutionScope,
@@ -109,90 +142,95 @@ def execute_tool_call(
     tools: Sequence[Tool[Any, Any]] | None = None,
     retry_count: int = 0,
 ) -> ToolExecution:
-    """Run ``call`` against ``tools`` (default: the rendered prompt's tools) and publish it.
+    """Run ``call`` in the calling thread and publish its ``ToolInvoked``; never raises.
 
-    Never raises for tool-level problems; see the module docstring.
+    ``tools`` defaults to the rendered prompt's tools. An ``async def`` handler runs on
+    the library's shared event loop; inside an evaluation prefer
+    :func:`execute_tool_call_async`, which awaits it on the evaluation's own loop.
     """
+    prepared = _prepare(call, scope, tools, retry_count)
+    step = prepared.step
+    outcome = step if isinstance(step, _Outcome) else _invoke_sync(step)
+    execution = _finish(call, prepared, outcome, scope)
+    publish_tool_invoked(scope, execution.event)
+    return execution
+
+
+async def execute_tool_call_async(
+    call: ToolCall,
+    scope: ExecutionScope,
+    *,
+    tools: Sequence[Tool[Any, Any]] | None = None,
+    retry_count: int = 0,
+    publish: bool = True,
+) -> ToolExecution:
+    """Run ``call`` on the running loop; never raises for tool-level problems.
+
+    Async handlers are awaited here; sync handlers run on ``scope.executor`` (a worker
+    thread) unless their tool sets ``run_in_thread=False``. ``publish=False`` leaves
+    publishing the event to the caller (the loop publishes a turn's events in call order).
+    """
+    prepared = _prepare(call, scope, tools, retry_count)
+    step = prepared.step
+    outcome = step if isinstance(step, _Outcome) else await _invoke_async(step, scope)
+    execution = _finish(call, prepared, outcome, scope)
+    if publish:
+        publish_tool_invoked(scope, execution.event)
+    return execution
+
+
+def refuse_tool_call(call: ToolCall, scope: ExecutionScope, message: str) -> ToolExecution:
+    """A call that is not run (the loop refused it): a failed result and its unpublished event.
+
+    The event records the call like any other, so observers see what the model asked;
+    publish it with :func:`publish_tool_invoked`.
+    """
+    started = scope.clock()
+    decoded = decode_arguments(call.arguments)
+    prepared = _Prepared(None, decoded.value, started, _Outcome(None, _failure(message)))
+    return _finish(call, prepared, _Outcome(None, _failure(message)), scope)
+
+
+def publish_tool_invoked(scope: ExecutionScope, event: ToolInvoked) -> None:
+    """Publish ``event`` on the scope's bus; subscriber failures are logged, never raised."""
+    published = scope.bus.publish(event)
+    if isinstance(published, PublishResult):
+        for failure in published.errors:
+            logger.warning(
+                "subscriber %r failed on ToolInvoked for %r: %r",
+                failure.handler,
+                event.name,
+                failure.error,
+            )
+
+
+def _prepare(
+    call: ToolCall,
+    scope: ExecutionScope,
+    tools: Sequence[Tool[Any, Any]] | None,
+    retry_count: int,
+) -> _Prepared:
     started = scope.clock()
     available = tools if tools is not None else (scope.rendered.tools if scope.rendered else ())
     tool = next((candidate for candidate in available if candidate.name == call.name), None)
-    arguments, json_problem = _decoded_arguments(call.arguments)
+    decoded = decode_arguments(call.arguments)
+    arguments = decoded.value
     if tool is None:
-        names = ", ".join(candidate.name for candidate in available) or "none"
-        outcome = _Outcome(None, _failure(f"Unknown tool {call.name!r}. Available tools: {names}."))
-    else:
-        outcome = _run(
-            tool,
-            call=call,
-            arguments=arguments,
-            json_problem=json_problem,
-            scope=scope,
-            started=started,
-            retry_count=retry_count,
-        )
-    rendered_output, outcome = _render_output(call.name, outcome)
-    event = ToolInvoked(
-        evaluation_id=scope.evaluation_id,
-        prompt_name=scope.prompt.name,
-        adapter=scope.adapter_name,
-        session_id=scope.session.session_id,
-        name=call.name,
-        call_id=call.call_id,
-        arguments=arguments,
-        params=outcome.params,
-        result=outcome.result,
-        rendered_output=rendered_output,
-        started_at=started,
-        finished_at=scope.clock(),
-        telemetry=_telemetry(outcome.result),
-        exception=outcome.exception,
-    )
-    published = scope.bus.publish(event)
-    for failure in published.errors:
-        logger.warning(
-            "subscriber %r failed on ToolInvoked for %r: %r",
-            failure.handler,
-            call.name,
-            failure.error,
-        )
-    return ToolExecution(
-        call=call,
-        tool=tool,
-        params=outcome.params,
-        result=outcome.result,
-        event=event,
-        exception=outcome.exception,
-    )
-
-
-def _run(
-    tool: Tool[Any, Any],
-    *,
-    call: ToolCall,
-    arguments: JSONValue,
-    json_problem: str | None,
-    scope: ExecutionScope,
-    started: datetime,
-    retry_count: int,
-) -> _Outcome:
-    handler = tool.handler
-    if handler is None:
-        return _Outcome(None, _failure(f"Tool {tool.name!r} cannot run: it has no handler."))
-    if json_problem is not None:
-        return _Outcome(
-            None,
-            _failure(
-                f"Invalid arguments for tool {tool.name!r}: arguments are not valid JSON "
-                f"({json_problem})."
-            ),
-        )
+        names = name_list(candidate.name for candidate in available)
+        message = f"Unknown tool {bounded(repr(call.name), 120)}. Available tools: {names}."
+        return _Prepared(None, arguments, started, _Outcome(None, _failure(message)))
+    if tool.handler is None:
+        message = f"Tool {tool.name!r} cannot run: it has no handler."
+        return _Prepared(tool, arguments, started, _Outcome(None, _failure(message)))
+    if decoded.problem is not None:
+        message = f"Invalid arguments for tool {tool.name!r}: {decoded.problem}."
+        return _Prepared(tool, arguments, started, _Outcome(None, _failure(message)))
     try:
         params = parse(tool.params_type, arguments)
     except ParseError as exc:
         logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
-        return _Outcome(
-            None, _failure(f"Invalid arguments for tool {tool.name!r}: {exc.message}."), exc
-        )
+        message = f"Invalid arguments for tool {tool.name!r}: {bounded(exc.message)}."
+        return _Prepared(tool, arguments, started, _Outcome(None, _failure(message), exc))
     context = build_tool_context(
         prompt=scope.prompt,
         tool=tool,
@@ -203,6 +241,8 @@ def _run(
             timestamp=started,
             retry_count=retry_count,
             parent_message_id=call.parent_message_id,
+            evaluation_id=scope.evaluation_id,
+            adapter_name=scope.adapter_name,
         ),
         rendered_prompt=scope.rendered,
         adapter=scope.adapter,
@@ -210,67 +250,126 @@ def _run(
         response_accumulator=scope.accumulator,
         extras=scope.extras,
     )
+    # The handler may change its params' dicts and lists; the record keeps what was sent.
+    return _Prepared(tool, copy_json(arguments), started, _Ready(tool, params, context))
+
+
+def _handler_call(ready: _Ready) -> Callable[[], object]:
+    handler = cast("Callable[..., object]", ready.tool.handler)
+    if ready.tool.takes_context:
+        return lambda: handler(ready.params, context=ready.context)
+    return lambda: handler(ready.params)
+
+
+def _invoke_sync(ready: _Ready) -> _Outcome:
     try:
-        if tool.takes_context:
-            produced = cast("Callable[..., object]", handler)(params, context=context)
-        else:
-            produced = cast("Callable[[object], object]", handler)(params)
+        produced = _handler_call(ready)()
         if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
-            produced = _await(produced)
-    except ToolValidationError as exc:
-        logger.info("tool %r rejected the call: %s", tool.name, exc.message)
-        return _Outcome(
-            params, _failure(f"Tool {tool.name!r} rejected the call: {exc.message}"), exc
-        )
+            produced = run_sync(_awaited(produced))
     except Exception as exc:
-        logger.warning("tool %r raised", tool.name, exc_info=exc)
+        return _raised(ready, exc)
+    return _returned(ready, produced)
+
+
+async def _invoke_async(ready: _Ready, scope: ExecutionScope) -> _Outcome:
+    tool = ready.tool
+    call = _handler_call(ready)
+    try:
+        if tool.is_async or not tool.run_in_thread:
+            produced = call()
+        else:
+            loop = asyncio.get_running_loop()
+            context = contextvars.copy_context()
+            produced = await loop.run_in_executor(scope.executor, context.run, call)
+        if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
+            produced = await produced
+    except Exception as exc:
+        return _raised(ready, exc)
+    return _returned(ready, produced)
+
+
+async def _awaited(awaitable: object) -> object:
+    return await cast("asyncio.Future[object]", awaitable)
+
+
+def _raised(ready: _Ready, exc: Exception) -> _Outcome:
+    name = ready.tool.name
+    if isinstance(exc, ToolValidationError):
+        logger.info("tool %r rejected the call: %s", name, exc.message)
         return _Outcome(
-            params, _failure(f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"), exc
+            ready.params,
+            _failure(f"Tool {name!r} rejected the call: {bounded(str(exc.message))}"),
+            exc,
         )
+    # Handlers failing is part of the contract (the model reads why); it is news to an
+    # operator only when they ask for it, so the traceback goes to DEBUG.
+    description = describe_exception(exc)
+    logger.info("tool %r failed: %s", name, description)
+    logger.debug("traceback of tool %r", name, exc_info=exc)
+    return _Outcome(ready.params, _failure(f"Tool {name!r} failed: {description}"), exc)
+
+
+def _returned(ready: _Ready, produced: object) -> _Outcome:
+    name = ready.tool.name
     if not isinstance(produced, ToolResult):
         return _Outcome(
-            params,
-            _failure(f"Tool {tool.name!r} returned {type(produced).__name__}, not a ToolResult."),
+            ready.params,
+            _failure(f"Tool {name!r} returned {type(produced).__name__}, not a ToolResult."),
         )
-    return _Outcome(params, produced)
+    message: object = produced.message
+    if not isinstance(message, str):
+        return _Outcome(
+            ready.params,
+            _failure(
+                f"Tool {name!r} returned a ToolResult whose message is a "
+                f"{type(message).__name__}, not a str."
+            ),
+        )
+    return _Outcome(ready.params, produced)
+
+
+def _finish(
+    call: ToolCall, prepared: _Prepared, outcome: _Outcome, scope: ExecutionScope
+) -> ToolExecution:
+    rendered_output, outcome = _render_output(call.name, outcome)
+    event = ToolInvoked(
+        evaluation_id=scope.evaluation_id,
+        prompt_name=scope.prompt.name,
+        adapter=scope.adapter_name,
+        session_id=scope.session.session_id,
+        name=call.name,
+        call_id=call.call_id,
+        arguments=prepared.arguments,
+        params=outcome.params,
+        result=outcome.result,
+        rendered_output=rendered_output,
+        started_at=prepared.started,
+        finished_at=scope.clock(),
+        telemetry=_telemetry(outcome.result),
+        exception=outcome.exception,
+    )
+    return ToolExecution(
+        call=call,
+        tool=prepared.tool,
+        params=outcome.params,
+        result=outcome.result,
+        event=event,
+        exception=outcome.exception,
+    )
 
 
 def _render_output(name: str, outcome: _Outcome) -> tuple[str, _Outcome]:
     try:
-        return outcome.result.render(), outcome
+        rendered = outcome.result.render()
+        # The model reads this; building it here means a broken payload fails now, as a
+        # failed result, and never later while the reply to the provider is assembled.
+        outcome.result.model_content(rendered)
     except Exception as exc:
-        logger.warning("result of tool %r could not be rendered", name, exc_info=exc)
-        failed = _failure(
-            f"Tool {name!r} returned a value that cannot be rendered: {type(exc).__name__}: {exc}"
-        )
+        description = describe_exception(exc)
+        logger.info("result of tool %r could not be rendered: %s", name, description)
+        failed = _failure(f"Tool {name!r} returned a value that cannot be rendered: {description}")
         return "", _Outcome(outcome.params, failed, exc)
-
-
-def _decoded_arguments(arguments: str | Mapping[str, JSONValue]) -> tuple[JSONValue, str | None]:
-    """Decode JSON text; undecodable text is kept as is, with the decoder's complaint."""
-    if not isinstance(arguments, str):
-        return dict(arguments), None
-    if not arguments.strip():
-        return {}, None
-    try:
-        decoded: JSONValue = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        return arguments, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-    return decoded, None
-
-
-def _await(awaitable: Awaitable[object]) -> object:
-    async def runner() -> object:
-        return await awaitable
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(runner())
-    # Called from inside a running loop (a sync evaluate inside async code): a loop
-    # cannot be re-entered, so the coroutine runs to completion on a worker thread.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, runner()).result()
+    return rendered, outcome
 
 
 def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
@@ -279,8 +378,12 @@ def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
     telemetry = getattr(type(value), "telemetry", None)
     if value is None or not callable(telemetry):
         return _NO_TELEMETRY
-    facts: Mapping[str, JSONValue] = telemetry(value)
-    return MappingProxyType(dict(facts))
+    try:
+        facts: Mapping[str, JSONValue] = telemetry(value)
+        return MappingProxyType(dict(facts))
+    except Exception as exc:
+        logger.info("telemetry of a %s result failed: %s", type(value).__name__, exc)
+        return _NO_TELEMETRY
 
 
 _NO_TELEMETRY: Mapping[str, JSONValue] = MappingProxyType({})

@@ -11,52 +11,24 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Protocol, cast, overload
+from typing import cast, overload
 from uuid import UUID
 
 from weakincentives.errors import SessionError
+from weakincentives.prompt import SessionProtocol
 from weakincentives.runtime._bus import EventBus, Subscription
 from weakincentives.runtime._reducers import Reducer, append
+from weakincentives.runtime._retention import Retention
 from weakincentives.runtime._snapshot import SessionSnapshot
 from weakincentives.runtime._storage import SessionStorage
 
 __all__ = ["Session", "SessionProtocol"]
 
 type _AnyReducer = Callable[[tuple[object, ...], object], tuple[object, ...]]
-
-
-class SessionProtocol(Protocol):
-    """What tools and the tool runtime rely on from a session (``ToolContext.session``)."""
-
-    @property
-    def session_id(self) -> UUID:
-        """The session's identity, stamped on the events it records."""
-        ...
-
-    @property
-    def storage(self) -> SessionStorage:
-        """Key/value state tools keep in the session."""
-        ...
-
-    @property
-    def bus(self) -> EventBus | None:
-        """The bus the session records from, or None when events are applied directly."""
-        ...
-
-    def select[S](self, slice_type: type[S]) -> tuple[S, ...]:
-        """Every value in the slice of ``slice_type``, oldest first."""
-        ...
-
-    def latest[S](self, slice_type: type[S]) -> S | None:
-        """The newest value in the slice of ``slice_type``, or None when it is empty."""
-        ...
-
-    def apply(self, event: object) -> None:
-        """Fold ``event`` into the session through its reducers."""
-        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +51,7 @@ class Session:
         "_lock",
         "_reducers",
         "_reducing",
+        "_retention",
         "_session_id",
         "_slices",
         "_storage",
@@ -93,8 +66,13 @@ class Session:
         bus: EventBus | None = None,
         session_id: UUID | None = None,
         tags: Mapping[str, str] | None = None,
+        retention: Retention | None = None,
     ) -> None:
-        """Create an empty session, subscribed to every event on ``bus`` when one is given."""
+        """Create an empty session, subscribed to every event on ``bus`` when one is given.
+
+        ``retention`` caps how many values each slice keeps (default: the newest 10,000
+        per slice, and no streamed ``TextDelta``s); see :class:`Retention`.
+        """
         # Re-entrant so that a reducer can read the session (select, latest);
         # writes from inside a reducer are refused by ``_refuse_while_reducing``.
         self._lock = threading.RLock()
@@ -102,7 +80,8 @@ class Session:
         self._tags: Mapping[str, str] = MappingProxyType(dict(tags or {}))
         # Slices grow by appending in place, so recording N events costs O(N) rather
         # than O(N^2); ``_views`` caches the tuple each slice is read as.
-        self._slices: dict[type[object], list[object]] = {}
+        self._retention = Retention() if retention is None else retention
+        self._slices: dict[type[object], deque[object]] = {}
         self._views: dict[type[object], tuple[object, ...]] = {}
         self._reducers: dict[type[object], tuple[_Registration, ...]] = {}
         self._reducing = False
@@ -126,6 +105,11 @@ class Session:
     def tags(self) -> Mapping[str, str]:
         """Read-only labels given at construction (user, experiment, run)."""
         return self._tags
+
+    @property
+    def retention(self) -> Retention:
+        """How many values each slice keeps."""
+        return self._retention
 
     @property
     def storage(self) -> SessionStorage:
@@ -179,8 +163,15 @@ class Session:
             if all(registration.reducer is append for registration in registrations):
                 # Appending cannot fail, so there is nothing to compute before committing.
                 for registration in registrations:
-                    self._slices.setdefault(registration.slice_type, []).append(event)
-                    self._views.pop(registration.slice_type, None)
+                    slice_type = registration.slice_type
+                    values = self._slices.get(slice_type)
+                    if values is None:
+                        limit = self._retention.limit_for(slice_type)
+                        if limit == 0:
+                            continue
+                        values = self._slices[slice_type] = deque(maxlen=limit)
+                    values.append(event)
+                    self._views.pop(slice_type, None)
                 return
             pending: dict[type[object], tuple[object, ...]] = {}
             self._reducing = True
@@ -201,10 +192,12 @@ class Session:
                     pending[slice_type] = updated
             finally:
                 self._reducing = False
-            for slice_type, values in pending.items():
-                if values:
-                    self._slices[slice_type] = list(values)
-                    self._views[slice_type] = values
+            for slice_type, reduced in pending.items():
+                kept = self._kept(slice_type, reduced)
+                if kept:
+                    limit = self._retention.limit_for(slice_type)
+                    self._slices[slice_type] = deque(kept, maxlen=limit)
+                    self._views[slice_type] = kept
                 else:
                     self._slices.pop(slice_type, None)
                     self._views.pop(slice_type, None)
@@ -248,8 +241,11 @@ class Session:
             )
         with self._lock:
             self._refuse_while_reducing("rollback")
-            self._slices = {key: list(values) for key, values in snapshot.slices.items()}
-            self._views = dict(snapshot.slices)
+            self._slices = {
+                key: deque(values, maxlen=self._retention.limit_for(key))
+                for key, values in snapshot.slices.items()
+            }
+            self._views = {}
             self._storage._restore(snapshot.storage)
 
     def reset(self) -> None:
@@ -274,6 +270,13 @@ class Session:
                 for slice_type, values in self._slices.items()
             )
         return f"Session(session_id={self._session_id}, slices={{{sizes}}})"
+
+    def _kept(self, slice_type: type[object], values: tuple[object, ...]) -> tuple[object, ...]:
+        """``values`` cut to the newest the retention allows."""
+        limit = self._retention.limit_for(slice_type)
+        if limit is None or len(values) <= limit:
+            return values
+        return values[len(values) - limit :]
 
     def _view(self, slice_type: type[object]) -> tuple[object, ...]:
         """The slice as a tuple, built once per change; callers hold the lock."""

@@ -5,7 +5,7 @@ Importing this package does not need the SDK; creating an :class:`OpenAIAdapter`
 
 from __future__ import annotations
 
-from weakincentives.adapters.openai._adapter import OpenAIAdapter
+from weakincentives.adapters.openai._adapter import OpenAIAdapter, OpenAIResponsesProvider
 from weakincentives.adapters.openai._codecs import (
     OpenAICodeInterpreterCodec,
     OpenAIWebSearchCodec,
@@ -17,6 +17,7 @@ from weakincentives.adapters.openai._wire import build_request_body, function_to
 __all__ = [
     "OpenAIAdapter",
     "OpenAICodeInterpreterCodec",
+    "OpenAIResponsesProvider",
     "OpenAIWebSearchCodec",
     "build_request_body",
     "default_openai_codecs",

@@ -1,4 +1,4 @@
-"""The OpenAI Responses API adapter, on the official ``openai`` SDK.
+"""The OpenAI Responses API adapter, on the official ``openai`` SDK, sync or async client.
 
 The SDK is imported when an adapter is created, not when this module is, so the
 package (and the offline adapter, which reuses the OpenAI codecs) works without the
@@ -7,25 +7,33 @@ package (and the offline adapter, which reuses the OpenAI codecs) works without 
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from weakincentives.adapters._base import LoopAdapter
+from weakincentives.adapters._adapter import Adapter, merged_settings
+from weakincentives.adapters._blocking import run_blocking
 from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._provider import Attempt, TextSink
+from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
-from weakincentives.adapters.openai._errors import RawReply, call_with_error_mapping
+from weakincentives.adapters.openai._errors import decode_body, mapped_errors
+from weakincentives.adapters.openai._stream import EventStreamParser, ResponsesStreamReader
 from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
-from weakincentives.errors import ConfigValidationError
+from weakincentives.errors import ConfigValidationError, ProviderError
 from weakincentives.serde import JSONValue
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["OpenAIAdapter"]
+__all__ = ["OpenAIAdapter", "OpenAIResponsesProvider"]
+
+type Body = dict[str, JSONValue]
 
 
 def _require_openai() -> ModuleType:
@@ -42,7 +50,7 @@ _RESERVED_OPTIONS: dict[str, str] = {
     "model": "is set by the adapter (pass model=)",
     "input": "is built from the prompt",
     "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
-    "stream": "is not supported (the adapter reads whole responses)",
+    "stream": "is an adapter setting (pass stream=True)",
 }
 # Request options the adapter extends, and the JSON type they must have.
 _MERGED_OPTIONS: tuple[tuple[str, type[object], str], ...] = (
@@ -68,56 +76,49 @@ def _check_request_options(options: Mapping[str, JSONValue]) -> None:
         )
 
 
-class OpenAIAdapter(LoopAdapter):
-    """Evaluate prompts with OpenAI's Responses API (``client.responses.create``).
+class _RawReply(Protocol):
+    """What ``with_raw_response.create`` returns, as far as we read it."""
 
-    Any Responses-compatible server works through ``base_url``. Pass a ready
-    ``client`` to control everything yourself; otherwise one is built from
-    ``api_key`` (default: ``OPENAI_API_KEY``), ``base_url``, ``timeout`` and
-    ``max_retries``. ``request_options`` are added to every request (for example
-    ``{"temperature": 0}``); their ``tools``, ``include`` and ``text`` are merged
-    with what the prompt needs, and the keys the adapter owns (``model``,
-    ``input``, ``timeout``, ``stream``) are refused at construction.
+    @property
+    def status_code(self) -> int:
+        """The HTTP status of the successful reply."""
+        ...
+
+    @property
+    def text(self) -> str:
+        """The reply body, decoded."""
+        ...
+
+
+class OpenAIResponsesProvider:
+    """The Responses API as a provider for the shared loop.
+
+    Every attempt goes out with the SDK's own retries switched off (the loop retries,
+    inside the deadline) and with a timeout no longer than the time the loop grants.
+    The reply is read as raw JSON, not through the SDK's models: the SDK builds models
+    without validation, so an item type it does not know yet would come back as the
+    wrong class; the raw JSON is exactly what the provider said, which is what codecs
+    parse, what the next round replays and what errors carry.
     """
 
     def __init__(
         self,
         *,
+        sdk: ModuleType,
+        client: openai.OpenAI | openai.AsyncOpenAI,
         model: str,
-        client: openai.OpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        request_options: Mapping[str, JSONValue] | None = None,
-        hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] | None = None,
-        max_rounds: int = 16,
-        clock: Callable[[], datetime] | None = None,
-        id_factory: Callable[[], str] | None = None,
+        options: Mapping[str, JSONValue],
+        codecs: Mapping[str, HostedToolCodec[Any, Any]],
+        stream: bool,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigValidationError(
-                f"OpenAIAdapter model must be a non-empty string, got {model!r}",
-                config_type=OpenAIAdapter,
-                field_name="model",
-                value=model,
-            )
-        options = dict(request_options or {})
-        _check_request_options(options)
-        self._sdk = _require_openai()
+        self._sdk = sdk
+        self._client = client
+        self._is_async = isinstance(client, sdk.AsyncOpenAI)
+        self._attempts = client.with_options(max_retries=0)
         self._model = model
-        self._client = (
-            client
-            if client is not None
-            else self._build_client(
-                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-            )
-        )
-        self._options = options
-        self._codecs = dict(
-            default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
-        )
-        super().__init__(max_rounds=max_rounds, clock=clock, id_factory=id_factory)
+        self._options = dict(options)
+        self._codecs = dict(codecs)
+        self._stream = stream
 
     @property
     def name(self) -> str:
@@ -130,37 +131,101 @@ class OpenAIAdapter(LoopAdapter):
         return self._model
 
     @property
-    def client(self) -> openai.OpenAI:
-        """The SDK client (for retries, tracing or nested use by tools)."""
-        return self._client
+    def max_retries(self) -> int:
+        """The client's ``max_retries``: how often the loop resends a retryable failure."""
+        return int(self._client.max_retries)
 
     @property
     def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
+        """Codecs by hosted-tool kind."""
         return self._codecs
 
-    def send(self, request: TurnRequest) -> ModelTurn:
-        """Translate one turn to a Responses API call and its reply back."""
-        body = build_request_body(request, model=self._model, options=self._options)
-        timeout = None
-        if request.deadline is not None:
-            remaining = max((request.deadline - self._settings.clock()).total_seconds(), 0.001)
-            timeout = self._bounded_timeout(remaining)
-        # The body is assembled dynamically, so it cannot match the SDK's overloads statically.
-        # The raw variant keeps the SDK's retries and error mapping but skips its models.
-        create = cast("Callable[..., RawReply]", self._client.responses.with_raw_response.create)
-        payload = call_with_error_mapping(
-            self._sdk,
-            lambda: create(**body, **({} if timeout is None else {"timeout": timeout})),
-            prompt_name=request.prompt_name,
+    @property
+    def client(self) -> openai.OpenAI | openai.AsyncOpenAI:
+        """The SDK client as given (or built)."""
+        return self._client
+
+    def build_request(self, turn: TurnRequest) -> Body:
+        """The keyword arguments of ``client.responses.create`` for ``turn``."""
+        return build_request_body(turn, model=self._model, options=self._options)
+
+    def read_turn(self, reply: Body, request: Body, turn: TurnRequest) -> ModelTurn:
+        """The turn in a Responses API body."""
+        return parse_response_body(reply, request=request, prompt_name=turn.prompt_name)
+
+    async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
+        """One ``responses.create`` call, streamed when the adapter streams."""
+        arguments = self._arguments(request, attempt)
+        if self._is_async:
+            return await self._send_async(arguments, attempt, on_text)
+        return await run_blocking(
+            lambda forward: self._send_sync(arguments, attempt, forward), on_text
         )
-        return parse_response_body(payload, request=body, prompt_name=request.prompt_name)
+
+    def _arguments(self, request: Body, attempt: Attempt) -> dict[str, object]:
+        """``create`` keyword arguments: the body, the attempt's timeout and retry header."""
+        arguments: dict[str, object] = dict(request)
+        headers = request.get("extra_headers")
+        # The loop owns retries, so it tells the server which attempt this is, as the SDK would.
+        arguments["extra_headers"] = {
+            **(headers if isinstance(headers, dict) else {}),
+            "x-stainless-retry-count": str(attempt.number - 1),
+        }
+        if attempt.timeout is not None:
+            arguments["timeout"] = self._bounded_timeout(attempt.timeout)
+        if self._stream:
+            arguments["stream"] = True
+        return arguments
+
+    async def _send_async(
+        self, arguments: dict[str, object], attempt: Attempt, on_text: TextSink
+    ) -> Body:
+        responses = cast("Any", self._attempts).responses
+        name = attempt.prompt_name
+        try:
+            async with asyncio.timeout(attempt.timeout):
+                with mapped_errors(self._sdk, prompt_name=name):
+                    if not self._stream:
+                        raw: _RawReply = await responses.with_raw_response.create(**arguments)
+                        return decode_body(raw.text, status=raw.status_code, prompt_name=name)
+                    reader = ResponsesStreamReader(on_text, prompt_name=name)
+                    parser = EventStreamParser()
+                    async with responses.with_streaming_response.create(**arguments) as streamed:
+                        async for chunk in streamed.iter_bytes():
+                            for event in parser.feed(chunk):
+                                reader.read(event)
+                    for event in parser.close():
+                        reader.read(event)
+                    return reader.result()
+        except TimeoutError as exc:
+            raise _timed_out(name) from exc
+
+    def _send_sync(self, arguments: dict[str, object], attempt: Attempt, on_text: TextSink) -> Body:
+        responses = cast("Any", self._attempts).responses
+        name = attempt.prompt_name
+        with mapped_errors(self._sdk, prompt_name=name):
+            if not self._stream:
+                raw: _RawReply = responses.with_raw_response.create(**arguments)
+                return decode_body(raw.text, status=raw.status_code, prompt_name=name)
+            ends = None if attempt.timeout is None else time.monotonic() + attempt.timeout
+            reader = ResponsesStreamReader(on_text, prompt_name=name)
+            parser = EventStreamParser()
+            with responses.with_streaming_response.create(**arguments) as streamed:
+                for chunk in streamed.iter_bytes():
+                    for event in parser.feed(chunk):
+                        reader.read(event)
+                    if ends is not None and time.monotonic() > ends:
+                        raise _timed_out(name)
+            for event in parser.close():
+                reader.read(event)
+            return reader.result()
 
     def _bounded_timeout(self, remaining: float) -> object:
-        """The client's timeout, shortened (never lengthened) to the time left before a deadline.
+        """The client's timeout, shortened (never lengthened) to the time the attempt has.
 
         A per-request timeout replaces the client's, so it must be the sooner of the two.
         """
+        remaining = max(remaining, 0.001)
         configured: object = self._client.timeout
         if isinstance(configured, int | float):
             return min(float(configured), remaining)
@@ -173,29 +238,123 @@ class OpenAIAdapter(LoopAdapter):
             return self._sdk.Timeout(**limits)
         return remaining
 
-    def _build_client(
+
+def _timed_out(prompt_name: str) -> ProviderError:
+    return ProviderError(
+        "the request did not finish in the time left",
+        prompt_name=prompt_name,
+        retryable=True,
+        provider_payload={"error": "timeout"},
+    )
+
+
+class OpenAIAdapter(Adapter[Body, Body]):
+    """Evaluate prompts with OpenAI's Responses API (``client.responses.create``).
+
+    Any Responses-compatible server works through ``base_url``. Pass a ready
+    ``client`` (``openai.OpenAI`` or ``openai.AsyncOpenAI``; both work with ``evaluate``
+    and ``evaluate_async``) to control everything yourself; otherwise a sync client is
+    built from ``api_key`` (default: ``OPENAI_API_KEY``), ``base_url``, ``timeout`` and
+    ``max_retries``. The client's ``max_retries`` is honoured by the loop, which
+    retries inside the evaluation's deadline. ``stream=True`` streams the model's text
+    as ``TextDelta`` events. ``request_options`` are added to every request (for
+    example ``{"temperature": 0}``); their ``tools``, ``include`` and ``text`` are
+    merged with what the prompt needs, and the keys the adapter owns (``model``,
+    ``input``, ``timeout``, ``stream``) are refused at construction.
+    """
+
+    def __init__(
         self,
         *,
-        api_key: str | None,
-        base_url: str | None,
-        timeout: float | None,
-        max_retries: int | None,
-    ) -> openai.OpenAI:
-        settings: dict[str, object] = {}
-        for key, value in (
-            ("api_key", api_key),
-            ("base_url", base_url),
-            ("timeout", timeout),
-            ("max_retries", max_retries),
-        ):
-            if value is not None:
-                settings[key] = value
-        try:
-            client: openai.OpenAI = self._sdk.OpenAI(**settings)
-        except self._sdk.OpenAIError as exc:
+        model: str,
+        client: openai.OpenAI | openai.AsyncOpenAI | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        stream: bool = False,
+        request_options: Mapping[str, JSONValue] | None = None,
+        hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] | None = None,
+        settings: LoopSettings | None = None,
+        max_rounds: int | None = None,
+        clock: Callable[[], datetime] | None = None,
+        id_factory: Callable[[], str] | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
             raise ConfigValidationError(
-                f"could not create the OpenAI client: {exc}; pass api_key= or set OPENAI_API_KEY",
+                f"OpenAIAdapter model must be a non-empty string, got {model!r}",
                 config_type=OpenAIAdapter,
-                field_name="api_key",
-            ) from exc
-        return client
+                field_name="model",
+                value=model,
+            )
+        options = dict(request_options or {})
+        _check_request_options(options)
+        sdk = _require_openai()
+        if client is not None and not isinstance(client, sdk.OpenAI | sdk.AsyncOpenAI):
+            raise ConfigValidationError(
+                "OpenAIAdapter client must be an openai.OpenAI or openai.AsyncOpenAI, got "
+                f"{type(client).__name__}",
+                config_type=OpenAIAdapter,
+                field_name="client",
+            )
+        self._openai = OpenAIResponsesProvider(
+            sdk=sdk,
+            client=client
+            if client is not None
+            else _build_client(
+                sdk, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            ),
+            model=model,
+            options=options,
+            codecs=default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs,
+            stream=bool(stream),
+        )
+        super().__init__(
+            self._openai,
+            settings=merged_settings(
+                settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
+            ),
+        )
+
+    @property
+    def model(self) -> str:
+        """The model every request asks for."""
+        return self._openai.model
+
+    @property
+    def client(self) -> openai.OpenAI | openai.AsyncOpenAI:
+        """The SDK client (for tracing or nested use by tools)."""
+        return self._openai.client
+
+    @property
+    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
+        """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
+        return self._openai.hosted_tool_codecs
+
+
+def _build_client(
+    sdk: ModuleType,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+) -> openai.OpenAI:
+    settings: dict[str, object] = {}
+    for key, value in (
+        ("api_key", api_key),
+        ("base_url", base_url),
+        ("timeout", timeout),
+        ("max_retries", max_retries),
+    ):
+        if value is not None:
+            settings[key] = value
+    try:
+        client: openai.OpenAI = sdk.OpenAI(**settings)
+    except sdk.OpenAIError as exc:
+        raise ConfigValidationError(
+            f"could not create the OpenAI client: {exc}; pass api_key= or set OPENAI_API_KEY",
+            config_type=OpenAIAdapter,
+            field_name="api_key",
+        ) from exc
+    return client

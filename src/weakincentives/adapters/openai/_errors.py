@@ -1,99 +1,87 @@
-"""Turn SDK exceptions into ``PromptEvaluationError`` at the adapter boundary."""
+"""Turn SDK exceptions and undecodable bodies into typed errors at the adapter boundary."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+import contextlib
+from collections.abc import Iterator, Mapping
 from types import ModuleType
-from typing import Protocol
 
-from weakincentives.errors import EvaluationPhase, PromptEvaluationError
+from weakincentives.adapters._http import is_retryable_status, retry_after_seconds
+from weakincentives.adapters._json import decode_reply
+from weakincentives.errors import PromptEvaluationError, ProviderError
 from weakincentives.serde import JSONValue
 
-__all__ = ["RawReply", "call_with_error_mapping"]
+__all__ = ["decode_body", "mapped_errors"]
 
 
-class RawReply(Protocol):
-    """What ``client.responses.with_raw_response.create`` returns, as far as we read it."""
+@contextlib.contextmanager
+def mapped_errors(sdk: ModuleType, *, prompt_name: str) -> Iterator[None]:
+    """Raise ``ProviderError`` for the SDK's transport and status errors inside the block.
 
-    @property
-    def status_code(self) -> int:
-        """The HTTP status of the successful reply."""
-        ...
-
-    @property
-    def text(self) -> str:
-        """The reply body, decoded."""
-        ...
-
-
-def call_with_error_mapping(
-    sdk: ModuleType, send: Callable[[], RawReply], *, prompt_name: str
-) -> dict[str, JSONValue]:
-    """Call the SDK and return the reply body as JSON; SDK failures become typed errors.
-
-    Transport and HTTP failures are phase ``request`` (with status and body when the
-    server answered); a reply body that is not a JSON object is phase ``response``.
-
-    The body is decoded here rather than through the SDK's models on purpose: the SDK
-    builds models without validation, so an item type it does not know yet comes back
-    as the wrong class, and dumping it again emits serializer warnings and adds fields
-    the server never sent. The raw JSON is exactly what the provider said, which is what
-    codecs parse, what the next round replays and what errors carry.
+    Timeouts and connection failures are retryable; an error status is retryable by
+    the rules the SDKs share (408, 409, 429, 5xx, ``x-should-retry``), with the
+    ``Retry-After`` delay when the server gave one. The error body is kept as the
+    provider payload.
     """
     try:
-        reply = send()
+        yield
     except sdk.APITimeoutError as exc:
-        raise _error("the request timed out", "request", {"error": "timeout"}, prompt_name) from exc
+        raise ProviderError(
+            "the request timed out",
+            prompt_name=prompt_name,
+            retryable=True,
+            provider_payload={"error": "timeout"},
+        ) from exc
     except sdk.APIConnectionError as exc:
-        raise _error(
-            f"could not reach the provider: {exc}", "request", {"error": "connection"}, prompt_name
+        raise ProviderError(
+            f"could not reach the provider: {exc}",
+            prompt_name=prompt_name,
+            retryable=True,
+            provider_payload={"error": "connection"},
         ) from exc
     except sdk.APIStatusError as exc:
-        status = exc.status_code
+        status: int = exc.status_code
+        headers: Mapping[str, str] = exc.response.headers
+        retry_after = retry_after_seconds(headers)
         label = "rate limited" if status == 429 else "the provider answered"
-        raise _error(
-            f"{label} with HTTP {status}: {exc.message}",
-            "request",
-            {"status": status, "body": _jsonable(exc.body)},
-            prompt_name,
+        wait = "" if retry_after is None else f" (retry after {retry_after:g}s)"
+        raise ProviderError(
+            f"{label} with HTTP {status}{wait}: {exc.message}",
+            prompt_name=prompt_name,
+            status_code=status,
+            retry_after=retry_after,
+            retryable=is_retryable_status(status, headers),
+            provider_payload={"status": status, "body": _jsonable(exc.body)},
         ) from exc
-    text = reply.text
-    try:
-        body: object = json.loads(text)
-    except ValueError as exc:
-        raise _error(
-            f"the reply is not valid JSON: {exc}",
-            "response",
-            {"status": reply.status_code, "body": text},
-            prompt_name,
-        ) from exc
+
+
+def decode_body(text: str, *, status: int, prompt_name: str) -> dict[str, JSONValue]:
+    """A reply body as a JSON object; anything else is phase ``response``."""
+    body, problem = decode_reply(text)
+    if problem is not None:
+        raise PromptEvaluationError(
+            f"the reply is not valid JSON: {problem}",
+            prompt_name=prompt_name,
+            phase="response",
+            provider_payload={"status": status, "body": text[:10_000]},
+        )
     if not isinstance(body, dict):
-        raise _error(
+        raise PromptEvaluationError(
             f"the reply is a JSON {type(body).__name__}, not an object",
-            "response",
-            {"status": reply.status_code, "body": _jsonable(body)},
-            prompt_name,
+            prompt_name=prompt_name,
+            phase="response",
+            provider_payload={"status": status, "body": body},
         )
     return body
 
 
-def _error(
-    message: str,
-    phase: EvaluationPhase,
-    payload: dict[str, JSONValue],
-    prompt_name: str,
-) -> PromptEvaluationError:
-    return PromptEvaluationError(
-        message, prompt_name=prompt_name, phase=phase, provider_payload=payload
-    )
-
-
-def _jsonable(value: object) -> JSONValue:
+def _jsonable(value: object, depth: int = 0) -> JSONValue:
     if value is None or isinstance(value, str | int | float | bool):
         return value
+    if depth > 32:
+        return "..."
     if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
+        return {str(key): _jsonable(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list):
-        return [_jsonable(item) for item in value]
+        return [_jsonable(item, depth + 1) for item in value]
     return str(value)

@@ -8,13 +8,14 @@ from typing import Any
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
+    FeedbackMessage,
     ModelTurn,
     PromptMessage,
     ToolOutputMessage,
     TurnRequest,
 )
 from weakincentives.adapters.openai._codecs import openai_includes
-from weakincentives.errors import PromptEvaluationError
+from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.prompt import Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
@@ -43,10 +44,13 @@ def build_request_body(
 
     ``options`` (already checked by the adapter) are merged, never overwritten:
     their ``tools`` follow the prompt's, their ``include`` entries come first, and
-    their ``text`` settings sit next to the output format.
+    their ``text`` settings sit next to the output format. The loop's output-token cap
+    applies unless the options set ``max_output_tokens`` themselves.
     """
     body: Body = dict(options)
     body["model"] = model
+    if request.max_output_tokens is not None and "max_output_tokens" not in options:
+        body["max_output_tokens"] = request.max_output_tokens
     body["input"] = [item for entry in request.history for item in _input_items(entry)]
     tools: list[JSONValue] = [function_tool(tool) for tool in request.rendered.tools]
     tools.extend(dict(spec) for spec in request.hosted_tools)
@@ -78,7 +82,7 @@ def _list_option(options: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
 
 
 def _input_items(entry: ConversationItem) -> Sequence[JSONValue]:
-    if isinstance(entry, PromptMessage):
+    if isinstance(entry, PromptMessage | FeedbackMessage):
         return [{"role": "user", "content": entry.text}]
     if isinstance(entry, AssistantMessage):
         return [_replayable(item) for item in entry.turn.raw_items]
@@ -102,6 +106,7 @@ def parse_response_body(
     payload: Mapping[str, JSONValue], *, request: Body, prompt_name: str
 ) -> ModelTurn:
     """Read text, function calls, refusal and usage from a Responses API body."""
+    _check_truncation(payload, request, prompt_name)
     problem = _status_problem(payload)
     if problem is not None:
         raise PromptEvaluationError(
@@ -132,6 +137,24 @@ def parse_response_body(
         response_id=response_id if isinstance(response_id, str) else None,
         refusal="".join(refusals) or None,
         request=request,
+    )
+
+
+def _check_truncation(payload: Mapping[str, JSONValue], request: Body, prompt_name: str) -> None:
+    """An answer cut off at the output-token cap is reported as that, not as broken JSON."""
+    details = payload.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    if payload.get("status") != "incomplete" or reason != "max_output_tokens":
+        return
+    limit = request.get("max_output_tokens", payload.get("max_output_tokens"))
+    known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    shown = f" of {known} tokens" if known is not None else ""
+    raise ResponseTruncatedError(
+        f"the reply was cut off at the output-token limit{shown}; raise "
+        "LoopSettings.max_output_tokens or ask for a shorter answer",
+        prompt_name=prompt_name,
+        limit=known,
+        provider_payload=payload,
     )
 
 

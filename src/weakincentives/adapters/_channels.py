@@ -1,0 +1,77 @@
+"""Where an evaluation's events go: the bus, the session, and the two kept in step."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from weakincentives.errors import SessionError
+from weakincentives.prompt import EventPublisher, SessionProtocol
+from weakincentives.runtime import InProcessEventBus, PublishResult, Session
+
+__all__ = ["Channels", "publish", "resolve_channels"]
+
+logger = logging.getLogger("weakincentives.adapters")
+
+
+@dataclass(frozen=True, slots=True)
+class _Tee:
+    """Publishes on a bus and applies to a bus-less session, so the session records it all.
+
+    Handlers receive this as ``context.event_bus``: what they publish reaches the
+    caller's subscribers and the session alike.
+    """
+
+    bus: EventPublisher
+    session: SessionProtocol
+
+    def publish(self, event: object, /) -> object:
+        result = self.bus.publish(event)
+        self.session.apply(event)
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Channels:
+    bus: EventPublisher
+    """Where the evaluation publishes (the session records everything published here)."""
+    session: SessionProtocol
+
+
+def resolve_channels(bus: EventPublisher | None, session: SessionProtocol | None) -> Channels:
+    """Pick the bus and session so that the session records everything published.
+
+    - neither given: a new in-process bus and a new session on it;
+    - a bus only: that bus, and a new session kept in step with it (never subscribed, so
+      nothing is left on the caller's bus afterwards);
+    - a session with a bus of its own: that bus (a different ``bus=`` is an error);
+    - a session without a bus: the given bus (or none), with the session kept in step.
+    """
+    if session is None:
+        if bus is None:
+            fresh = InProcessEventBus()
+            return Channels(fresh, Session(bus=fresh))
+        detached = Session()
+        return Channels(_Tee(bus, detached), detached)
+    attached = session.bus
+    if attached is None:
+        return Channels(_Tee(bus if bus is not None else InProcessEventBus(), session), session)
+    if bus is not None and bus is not attached:
+        raise SessionError(
+            "the session listens to a different bus than the one passed to evaluate, so it "
+            "would miss the evaluation's events; pass the session's own bus, or only session="
+        )
+    return Channels(attached, session)
+
+
+def publish(bus: EventPublisher, event: object) -> None:
+    """Publish ``event``; subscriber failures are logged and never reach the loop."""
+    result = bus.publish(event)
+    if isinstance(result, PublishResult):
+        for failure in result.errors:
+            logger.warning(
+                "subscriber %r failed on %s: %r",
+                failure.handler,
+                type(event).__name__,
+                failure.error,
+            )

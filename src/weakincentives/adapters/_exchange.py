@@ -1,0 +1,97 @@
+"""Sending one request: retries with back-off, all inside the evaluation's deadline.
+
+The SDK clients are called with their own retries switched off, so that the loop
+decides, before every attempt, how much time is left and hands exactly that to the
+attempt. A deadline therefore bounds the whole exchange, back-offs included.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from datetime import datetime
+
+from weakincentives.adapters._provider import Attempt, Provider, TextSink
+from weakincentives.adapters._settings import LoopSettings
+from weakincentives.errors import PromptEvaluationError, ProviderError
+
+__all__ = ["exchange", "time_left"]
+
+logger = logging.getLogger("weakincentives.adapters")
+
+
+def time_left(deadline: datetime | None, clock: Callable[[], datetime]) -> float | None:
+    """Seconds until ``deadline`` by ``clock`` (None without a deadline)."""
+    if deadline is None:
+        return None
+    return (deadline - clock()).total_seconds()
+
+
+async def exchange[RequestT, ReplyT](
+    provider: Provider[RequestT, ReplyT],
+    request: RequestT,
+    *,
+    prompt_name: str,
+    round_number: int,
+    deadline: datetime | None,
+    settings: LoopSettings,
+    on_text: TextSink,
+) -> ReplyT:
+    """Send ``request`` until it succeeds, fails for good, or the deadline leaves no time.
+
+    A retryable ``ProviderError`` is retried up to ``provider.max_retries`` times, unless
+    text already streamed from the failed attempt (that would show the model's words
+    twice) or the back-off would pass the deadline.
+    """
+    retry = 0
+    while True:
+        left = time_left(deadline, settings.clock)
+        if left is not None and left <= 0:
+            raise _deadline_passed(prompt_name, deadline, round_number, retry)
+        streamed = False
+
+        def sink(text: str) -> None:
+            nonlocal streamed
+            streamed = True
+            on_text(text)
+
+        try:
+            return await provider.send(
+                request, Attempt(number=retry + 1, timeout=left, prompt_name=prompt_name), sink
+            )
+        except ProviderError as exc:
+            if not exc.retryable or streamed or retry >= provider.max_retries:
+                if left is not None and exc.retryable and _expired(deadline, settings):
+                    raise _deadline_passed(prompt_name, deadline, round_number, retry) from exc
+                raise
+            delay = settings.retry.delay(retry + 1, exc.retry_after, random.random())
+            remaining = time_left(deadline, settings.clock)
+            if remaining is not None and delay >= remaining:
+                raise _deadline_passed(prompt_name, deadline, round_number, retry) from exc
+            retry += 1
+            logger.info(
+                "retrying request %d of prompt %r in %.2fs after: %s",
+                retry,
+                prompt_name,
+                delay,
+                exc.message,
+            )
+            await settings.sleep(delay)
+
+
+def _expired(deadline: datetime | None, settings: LoopSettings) -> bool:
+    left = time_left(deadline, settings.clock)
+    return left is not None and left <= 0
+
+
+def _deadline_passed(
+    prompt_name: str, deadline: datetime | None, round_number: int, retries: int
+) -> PromptEvaluationError:
+    assert deadline is not None
+    after = "" if retries == 0 else f" after {retries} retr{'y' if retries == 1 else 'ies'}"
+    return PromptEvaluationError(
+        f"deadline {deadline.isoformat()} passed during round {round_number}{after}",
+        prompt_name=prompt_name,
+        phase="request",
+    )

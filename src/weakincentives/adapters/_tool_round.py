@@ -1,0 +1,222 @@
+"""Running the tool calls of one model turn: concurrently, bounded, in the model's order.
+
+Calls run at the same time (at most ``max_concurrency``), except that an exclusive or
+terminal tool is a barrier: the calls before it finish first, it runs alone, and a
+terminal call that succeeds ends the turn, so the calls after it never run. Whatever
+order calls finish in, their ``ToolInvoked`` events are published, and their outputs
+are sent back, in the order the model issued them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from weakincentives.adapters._response import Halt
+from weakincentives.adapters._turns import ToolOutputMessage
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.prompt import Tool
+from weakincentives.runtime import (
+    ExecutionScope,
+    ToolCall,
+    ToolExecution,
+    ToolInvoked,
+    execute_tool_call_async,
+    publish_tool_invoked,
+    refuse_tool_call,
+)
+
+__all__ = ["CallLedger", "RoundResult", "run_tool_round"]
+
+
+@dataclass(slots=True)
+class CallLedger:
+    """Identical calls seen so far in one evaluation, to catch a model repeating itself."""
+
+    limit: int
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def record(self, call: ToolCall, prompt_name: str) -> int:
+        """Count ``call``; raise phase ``tool`` once it exceeds the limit. Returns the count."""
+        key = (call.name, _argument_key(call.arguments))
+        count = self.counts.get(key, 0) + 1
+        self.counts[key] = count
+        if count > self.limit:
+            raise PromptEvaluationError(
+                f"the model called {call.name!r} with the same arguments {count} times; the "
+                f"limit is {self.limit} (LoopSettings.max_identical_calls). It is probably "
+                "stuck: check that the tool's result tells it what to do next",
+                prompt_name=prompt_name,
+                phase="tool",
+            )
+        return count
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    executions: tuple[ToolExecution, ...]
+    """Every call that ran or was refused, in the model's order."""
+    outputs: tuple[ToolOutputMessage, ...]
+    """What goes back to the model: one output per distinct call id, in order."""
+    halt: Halt | None
+    skipped: tuple[ToolCall, ...]
+    """Calls after a successful terminal call; they did not run."""
+
+
+class _OrderedPublisher:
+    """Publishes events in call order, each as soon as every earlier one is out."""
+
+    def __init__(self, scope: ExecutionScope) -> None:
+        self._scope = scope
+        self._waiting: dict[int, ToolInvoked] = {}
+        self._next = 0
+
+    def done(self, index: int, event: ToolInvoked) -> None:
+        self._waiting[index] = event
+        while self._next in self._waiting:
+            publish_tool_invoked(self._scope, self._waiting.pop(self._next))
+            self._next += 1
+
+
+async def run_tool_round(
+    calls: Sequence[ToolCall],
+    scope: ExecutionScope,
+    *,
+    tools: Mapping[str, Tool[Any, Any]],
+    max_concurrency: int,
+    ledger: CallLedger,
+) -> RoundResult:
+    """Run ``calls`` (one turn's) and collect what goes back to the model."""
+    return await _Round(calls, scope, tools, max_concurrency).run(ledger)
+
+
+class _Round:
+    """One turn's calls while they run: results by index, notes for the model, events."""
+
+    def __init__(
+        self,
+        calls: Sequence[ToolCall],
+        scope: ExecutionScope,
+        tools: Mapping[str, Tool[Any, Any]],
+        max_concurrency: int,
+    ) -> None:
+        self._calls = calls
+        self._scope = scope
+        self._tools = tools
+        self._limit = asyncio.Semaphore(max_concurrency)
+        self._results: list[ToolExecution | None] = [None] * len(calls)
+        self._notes: list[list[str]] = [[] for _ in calls]
+        self._first_index: dict[str, int] = {}
+        self._publisher = _OrderedPublisher(scope)
+
+    async def run(self, ledger: CallLedger) -> RoundResult:
+        calls = self._calls
+        runnable: set[int] = set()
+        for index, call in enumerate(calls):
+            if call.call_id in self._first_index:
+                continue
+            self._first_index[call.call_id] = index
+            count = ledger.record(call, self._scope.prompt.name)
+            if count > 1:
+                self._notes[index].append(_repeat_note(count))
+            runnable.add(index)
+        halt: Halt | None = None
+        skipped: tuple[ToolCall, ...] = ()
+        position = 0
+        while position < len(calls) and halt is None:
+            if position not in runnable:
+                self._refuse_duplicate(position)
+                position += 1
+                continue
+            tool = self._tools.get(calls[position].name)
+            if tool is not None and (tool.exclusive or tool.terminal):
+                execution = await self._run_one(position)
+                if tool.terminal and execution.result.success:
+                    call = calls[position]
+                    halt = Halt(tool_name=tool.name, call_id=call.call_id, result=execution.result)
+                    skipped = tuple(calls[position + 1 :])
+                position += 1
+                continue
+            end = self._barrier_after(position)
+            async with asyncio.TaskGroup() as group:
+                for index in range(position, end):
+                    if index in runnable:
+                        group.create_task(self._run_one(index))
+            # Reused call ids in the batch's span are refused in order, after the batch.
+            for index in range(position, end):
+                if index not in runnable:
+                    self._refuse_duplicate(index)
+            position = end
+        return self._collect(halt, skipped)
+
+    async def _run_one(self, index: int) -> ToolExecution:
+        async with self._limit:
+            execution = await execute_tool_call_async(
+                self._calls[index], self._scope, publish=False
+            )
+        self._results[index] = execution
+        self._publisher.done(index, execution.event)
+        return execution
+
+    def _barrier_after(self, start: int) -> int:
+        """The index of the next exclusive or terminal call after ``start``, or the end."""
+        index = start
+        while index < len(self._calls):
+            tool = self._tools.get(self._calls[index].name)
+            if tool is not None and (tool.exclusive or tool.terminal):
+                break
+            index += 1
+        return index
+
+    def _refuse_duplicate(self, index: int) -> None:
+        call = self._calls[index]
+        message = (
+            f"Not run: call id {call.call_id!r} was already used by an earlier call in this "
+            "turn. Give each call its own id."
+        )
+        execution = refuse_tool_call(call, self._scope, message)
+        self._results[index] = execution
+        self._notes[self._first_index[call.call_id]].append(
+            f"(Another call in this turn reused the id {call.call_id!r}; it was not run.)"
+        )
+        self._publisher.done(index, execution.event)
+
+    def _collect(self, halt: Halt | None, skipped: tuple[ToolCall, ...]) -> RoundResult:
+        executions = tuple(result for result in self._results if result is not None)
+        outputs: list[ToolOutputMessage] = []
+        seen: set[str] = set()
+        for index, execution in enumerate(self._results):
+            if execution is None or execution.call.call_id in seen:
+                continue
+            seen.add(execution.call.call_id)
+            content = execution.result.model_content(execution.event.rendered_output)
+            if self._notes[index]:
+                content = "\n\n".join([content, *self._notes[index]])
+            outputs.append(
+                ToolOutputMessage(
+                    call_id=execution.call.call_id,
+                    name=execution.call.name,
+                    content=content,
+                    success=execution.result.success,
+                )
+            )
+        return RoundResult(executions, tuple(outputs), halt, skipped)
+
+
+def _repeat_note(count: int) -> str:
+    return (
+        f"(You have now made this exact call {count} times in this task; its result will "
+        "not change. Use it, or call with different arguments.)"
+    )
+
+
+def _argument_key(arguments: str | Mapping[str, Any]) -> str:
+    if isinstance(arguments, str):
+        return arguments.strip()
+    try:
+        return json.dumps(arguments, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(sorted(arguments.items(), key=lambda item: item[0]))
