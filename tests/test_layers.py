@@ -1,7 +1,8 @@
 """Layers import downwards only: serde <- prompt <- runtime <- adapters (DESIGN.md).
 
-Imports inside ``if TYPE_CHECKING:`` blocks are exempt: they never run, and they let
-``ToolContext`` name the adapter and session types it carries.
+Imports inside ``if TYPE_CHECKING:`` blocks count too: a type-only import upwards is
+still a dependency upwards (``ToolContext`` names its collaborators through protocols
+declared in ``prompt`` instead).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ PACKAGE = Path(__file__).parent.parent / "src" / "weakincentives"
 
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    "_portal": set(),
     "serde": {"errors"},
     "prompt": {"errors", "serde"},
-    "runtime": {"errors", "serde", "prompt"},
+    "runtime": {"errors", "serde", "prompt", "_portal"},
     "tools": {"errors", "serde", "prompt"},
     "discovery": {"errors", "serde", "prompt", "runtime"},
-    "adapters": {"errors", "serde", "prompt", "runtime", "tools"},
+    "adapters": {"errors", "serde", "prompt", "runtime", "tools", "_portal"},
 }
 
 
@@ -29,23 +31,13 @@ def _layer(path: Path) -> str:
     return relative.parts[0].removesuffix(".py")
 
 
-def _runtime_imports(tree: ast.Module) -> set[str]:
+def _imports(tree: ast.Module) -> set[str]:
     targets: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-                continue
-            if isinstance(node, ast.Import):
-                targets.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets.add(node.module)
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.stmt):
-                    visit([child])
-
-    visit(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets.add(node.module)
     return {target for target in targets if target.startswith("weakincentives.")}
 
 
@@ -56,6 +48,6 @@ MODULES = sorted(path for path in PACKAGE.rglob("*.py") if _layer(path) in ALLOW
 def test_module_imports_only_lower_layers(path: Path) -> None:
     """A module may import its own layer and the layers below it, nothing above."""
     layer = _layer(path)
-    imported = {target.split(".")[1] for target in _runtime_imports(ast.parse(path.read_text()))}
+    imported = {target.split(".")[1] for target in _imports(ast.parse(path.read_text()))}
     upward = sorted(imported - ALLOWED[layer] - {layer})
     assert upward == [], f"{path.relative_to(PACKAGE)} ({layer}) imports {upward}"

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from weakincentives._portal import run_sync
 from weakincentives.adapters._channels import resolve_channels
 from weakincentives.adapters._disclosure import resume_items
 from weakincentives.adapters._loop import Evaluation
@@ -30,7 +31,6 @@ from weakincentives.prompt import (
     SessionProtocol,
     VisibilityOverrides,
 )
-from weakincentives.runtime._portal import run_sync
 
 __all__ = ["Adapter", "merged_settings"]
 

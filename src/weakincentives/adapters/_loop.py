@@ -424,7 +424,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         )
 
     def _failed(self, phase: FailurePhase, error: BaseException) -> None:
-        message = error.message if isinstance(error, PromptEvaluationError) else str(error)
+        message = error.reason if isinstance(error, PromptEvaluationError) else _text_of(error)
         publish(
             self._bus,
             PromptFailed(
@@ -466,3 +466,10 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             prompt_name=self._prompt.name,
             phase="tool",
         )
+
+
+def _text_of(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # an exception whose __str__ raises must not hide the failure
+        return ""

@@ -62,6 +62,8 @@ class ScriptedTurn:
     with ``url_citation`` annotations)."""
     usage: TokenUsage | None = None
     """Reported usage; estimated from text length (4 characters per token) when None."""
+    refusal: str | None = None
+    """The model declines to answer, with this text (as a provider's refusal)."""
 
 
 type Responder = Callable[[TurnRequest], ScriptedTurn | Awaitable[ScriptedTurn]]
@@ -312,6 +314,7 @@ def _to_model_turn(
         raw_items=tuple(items),
         usage=usage,
         response_id=f"offline_{request.round}",
+        refusal=scripted.refusal,
     )
 
 

@@ -141,9 +141,12 @@ class _Round:
                 position += 1
                 continue
             end = self._barrier_after(position)
-            async with asyncio.TaskGroup() as group:
-                for index in range(position, end):
-                    if index in runnable:
+            batch = [index for index in range(position, end) if index in runnable]
+            if len(batch) == 1:  # nothing to overlap with: skip the task group's overhead
+                await self._run_one(batch[0])
+            else:
+                async with asyncio.TaskGroup() as group:
+                    for index in batch:
                         group.create_task(self._run_one(index))
             # Reused call ids in the batch's span are refused in order, after the batch.
             for index in range(position, end):

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, cast
 
+from weakincentives._portal import run_sync
 from weakincentives.errors import ParseError, ToolValidationError
 from weakincentives.prompt import (
     EvaluatingAdapter,
@@ -41,7 +42,6 @@ from weakincentives.runtime._arguments import copy_json, decode_arguments
 from weakincentives.runtime._bus import PublishResult
 from weakincentives.runtime._events import ToolInvoked
 from weakincentives.runtime._messages import bounded, describe_exception, name_list
-from weakincentives.runtime._portal import run_sync
 from weakincentives.serde import JSONValue, parse
 
 __all__ = [

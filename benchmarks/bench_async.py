@@ -1,0 +1,137 @@
+"""The async core against the loop it replaced: per-turn overhead and concurrent calls.
+
+Two scenarios, each run in a fresh subprocess for the current tree and for a baseline
+tree (the last commit before the async core, extracted with ``git archive``), so both
+are measured the same way in one run:
+
+- ``turn``: one evaluation of ``TURNS`` rounds on the offline adapter, each round one
+  call of a trivial sync tool, then an answer. Reported per round (the loop's overhead:
+  request, tool dispatch, events, history).
+- ``concurrent``: one round with 10 calls of an ``async def`` tool that sleeps 50 ms.
+  The async core runs them at once (about 50 ms); the old loop ran them one after the
+  other (about 500 ms).
+
+Run: ``.venv/bin/python benchmarks/bench_async.py [--baseline REF]`` (default ref:
+``5b681ba``, the commit before the async core). Without git or that ref, only the
+current tree is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "5b681ba"
+REPEATS = 7
+TURNS = 200
+
+SCENARIO = r"""
+import asyncio, json, sys, time
+from dataclasses import dataclass
+from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
+from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
+
+TURNS, REPEATS = int(sys.argv[1]), int(sys.argv[2])
+
+@dataclass(frozen=True)
+class Ping:
+    n: int
+
+def ping(params: Ping, *, context: ToolContext) -> ToolResult[None]:
+    return ToolResult(message="pong")
+
+async def nap(params: Ping, *, context: ToolContext) -> ToolResult[None]:
+    await asyncio.sleep(0.05)
+    return ToolResult(message="rested")
+
+def prompt(tool):
+    section = MarkdownSection(title="T", template="Go.", tools=(tool,))
+    return Prompt(ns="b", key="b", sections=[section])
+
+def turn_run():
+    script = [
+        ScriptedTurn(tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
+        for i in range(TURNS)
+    ]
+    script.append(ScriptedTurn(text="done"))
+    adapter = OfflineAdapter(script, max_rounds=TURNS + 1)
+    start = time.perf_counter()
+    adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=ping)))
+    return time.perf_counter() - start
+
+def concurrent_run():
+    calls = tuple(ScriptedCall(name="nap", arguments={"n": i}, call_id=f"c{i}") for i in range(10))
+    adapter = OfflineAdapter([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="done")])
+    start = time.perf_counter()
+    adapter.evaluate(prompt(Tool(name="nap", description="Nap.", handler=nap)))
+    return time.perf_counter() - start
+
+turn_run()  # warm caches (schemas, compiled templates)
+print(json.dumps({
+    "turn": min(turn_run() for _ in range(REPEATS)) / (TURNS + 1),
+    "concurrent": min(concurrent_run() for _ in range(3)),
+}))
+"""
+
+
+def measure(source: Path) -> dict[str, float]:
+    """Run the scenarios with ``source`` (a ``src`` directory) first on the path."""
+    completed = subprocess.run(
+        [sys.executable, "-c", SCENARIO, str(TURNS), str(REPEATS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(source), "PATH": ""},
+    )
+    result: dict[str, float] = json.loads(completed.stdout)
+    return result
+
+
+def extract(ref: str, into: Path) -> Path | None:
+    """The ``src`` tree of ``ref`` under ``into``, or None when git cannot provide it."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref, "src"],
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default=BASELINE, help="git ref of the baseline tree")
+    args = parser.parse_args()
+    current = measure(ROOT / "src")
+    with tempfile.TemporaryDirectory() as scratch:
+        source = extract(args.baseline, Path(scratch))
+        baseline = measure(source) if source is not None else None
+    print(f"{'name':<46}{'n':>6}{'best_ms':>10}{'ratio':>8}")
+    if baseline is None:
+        print(f"(baseline {args.baseline} not available: current tree only)")
+    rows = (
+        ("per round: sync loop (baseline)", "turn", baseline, TURNS),
+        ("per round: async loop via evaluate", "turn", current, TURNS),
+        ("10 x 50 ms async calls: sequential (baseline)", "concurrent", baseline, 10),
+        ("10 x 50 ms async calls: async loop", "concurrent", current, 10),
+    )
+    for name, key, figures, n in rows:
+        if figures is None:
+            continue
+        reference = (baseline or current)[key]
+        print(f"{name:<46}{n:>6}{figures[key] * 1000:>10.3f}{figures[key] / reference:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
