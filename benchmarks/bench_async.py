@@ -5,8 +5,10 @@ tree (the last commit before the async core, extracted with ``git archive``), so
 are measured the same way in one run:
 
 - ``turn``: one evaluation of ``TURNS`` rounds on the offline adapter, each round one
-  call of a trivial sync tool, then an answer. Reported per round (the loop's overhead:
-  request, tool dispatch, events, history).
+  call of a trivial tool, then an answer. Reported per round (the loop's overhead:
+  request, tool dispatch, events, history), once with a sync handler (which the async
+  loop runs on a worker thread, so it cannot block the event loop) and once with an
+  ``async def`` handler (which the old loop ran with a fresh ``asyncio.run`` per call).
 - ``concurrent``: one round with 10 calls of an ``async def`` tool that sleeps 50 ms.
   The async core runs them at once (about 50 ms); the old loop ran them one after the
   other (about 500 ms).
@@ -55,7 +57,10 @@ def prompt(tool):
     section = MarkdownSection(title="T", template="Go.", tools=(tool,))
     return Prompt(ns="b", key="b", sections=[section])
 
-def turn_run():
+async def aping(params: Ping, *, context: ToolContext) -> ToolResult[None]:
+    return ToolResult(message="pong")
+
+def turn_run(handler=ping):
     script = [
         ScriptedTurn(tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
         for i in range(TURNS)
@@ -63,7 +68,7 @@ def turn_run():
     script.append(ScriptedTurn(text="done"))
     adapter = OfflineAdapter(script, max_rounds=TURNS + 1)
     start = time.perf_counter()
-    adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=ping)))
+    adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=handler)))
     return time.perf_counter() - start
 
 def concurrent_run():
@@ -76,6 +81,7 @@ def concurrent_run():
 turn_run()  # warm caches (schemas, compiled templates)
 print(json.dumps({
     "turn": min(turn_run() for _ in range(REPEATS)) / (TURNS + 1),
+    "turn_async": min(turn_run(aping) for _ in range(REPEATS)) / (TURNS + 1),
     "concurrent": min(concurrent_run() for _ in range(3)),
 }))
 """
@@ -121,8 +127,10 @@ def main() -> None:
     if baseline is None:
         print(f"(baseline {args.baseline} not available: current tree only)")
     rows = (
-        ("per round: sync loop (baseline)", "turn", baseline, TURNS),
-        ("per round: async loop via evaluate", "turn", current, TURNS),
+        ("per round, sync tool: sync loop (baseline)", "turn", baseline, TURNS),
+        ("per round, sync tool: async loop", "turn", current, TURNS),
+        ("per round, async tool: sync loop (baseline)", "turn_async", baseline, TURNS),
+        ("per round, async tool: async loop", "turn_async", current, TURNS),
         ("10 x 50 ms async calls: sequential (baseline)", "concurrent", baseline, 10),
         ("10 x 50 ms async calls: async loop", "concurrent", current, 10),
     )

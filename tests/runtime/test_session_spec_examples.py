@@ -12,11 +12,11 @@ EXAMPLES = re.findall(r"```python\n(.*?)```", SPEC.read_text(encoding="utf-8"), 
 
 
 def test_the_spec_has_examples() -> None:
-    """The spec keeps its three runnable examples (bus, reducers, rollback)."""
-    assert len(EXAMPLES) == 3
+    """The spec keeps its four runnable examples (bus, retention, reducers, rollback)."""
+    assert len(EXAMPLES) == 4
 
 
-@pytest.mark.parametrize("source", EXAMPLES, ids=["bus", "reducers", "rollback"])
+@pytest.mark.parametrize("source", EXAMPLES, ids=["bus", "retention", "reducers", "rollback"])
 def test_spec_example_runs(source: str) -> None:
     """Each example executes without error, so its assertions hold."""
     exec(

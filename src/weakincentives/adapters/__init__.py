@@ -7,9 +7,9 @@ tool loop to a final answer and returns a :class:`PromptResponse`;
 
 from __future__ import annotations
 
-from weakincentives.adapters._adapter import Adapter
+from weakincentives.adapters._adapter import Adapter, ProviderAdapter, evaluate_with_disclosure
 from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
-from weakincentives.adapters._disclosure import evaluate_with_disclosure, merge_overrides
+from weakincentives.adapters._disclosure import merge_overrides
 from weakincentives.adapters._hosted import (
     HostedOutputParseError,
     HostedToolCodec,
@@ -17,7 +17,6 @@ from weakincentives.adapters._hosted import (
     serialize_hosted_tools,
 )
 from weakincentives.adapters._offline import OfflineAdapter, Responder, ScriptedCall, ScriptedTurn
-from weakincentives.adapters._protocol import ProviderAdapter
 from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._response import Halt, PromptResponse
 from weakincentives.adapters._schema_values import sample_value

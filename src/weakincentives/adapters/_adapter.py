@@ -21,7 +21,7 @@ from weakincentives.adapters._disclosure import resume_items
 from weakincentives.adapters._loop import Evaluation
 from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._response import PromptResponse
-from weakincentives.adapters._settings import Disclosure, LoopSettings
+from weakincentives.adapters._settings import Disclosure, DisclosurePolicy, LoopSettings
 from weakincentives.adapters._turns import ConversationItem
 from weakincentives.errors import ConfigValidationError, PromptValidationError
 from weakincentives.prompt import (
@@ -32,7 +32,7 @@ from weakincentives.prompt import (
     VisibilityOverrides,
 )
 
-__all__ = ["Adapter", "merged_settings"]
+__all__ = ["Adapter", "ProviderAdapter", "evaluate_with_disclosure", "merged_settings"]
 
 
 def merged_settings(
@@ -157,6 +157,10 @@ class Adapter[RequestT, ReplyT]:
             return self._executor
 
 
+type ProviderAdapter = Adapter[Any, Any]
+"""Any adapter: every adapter is the shared loop (:class:`Adapter`) over its provider."""
+
+
 def _check_deadline(deadline: object) -> None:
     if deadline is None:
         return
@@ -189,3 +193,36 @@ def _as_prompt[OutputT](prompt: Prompt[OutputT] | PromptTemplate[OutputT]) -> Pr
             f"evaluate() needs a Prompt or PromptTemplate, got {type(prompt).__name__}"
         )
     return prompt
+
+
+def evaluate_with_disclosure[OutputT](
+    adapter: Adapter[Any, Any],
+    prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+    *params: object,
+    bus: EventPublisher | None = None,
+    session: SessionProtocol | None = None,
+    visibility_overrides: VisibilityOverrides | None = None,
+    policy: DisclosurePolicy = "eager",
+    max_retries: int = 3,
+    deadline: datetime | None = None,
+    continue_conversation: bool = True,
+) -> PromptResponse[OutputT]:
+    """Evaluate, reopening requested sections until the model answers, with this policy.
+
+    ``evaluate`` already does this with the adapter's ``LoopSettings.disclosure``; this
+    helper chooses the policy and retry limit for one call. Raises
+    ``PromptEvaluationError(phase="tool")`` when the model still asks to open sections
+    after ``max_retries`` re-renders, and ``ConfigValidationError`` for an unknown policy.
+    """
+    disclosure = Disclosure(
+        policy=policy, max_retries=max_retries, continue_conversation=continue_conversation
+    )
+    return adapter.evaluate(
+        prompt,
+        *params,
+        bus=bus,
+        session=session,
+        visibility_overrides=visibility_overrides,
+        deadline=deadline,
+        disclosure=disclosure,
+    )

@@ -4,7 +4,7 @@ When the model calls the halting ``open_sections`` tool, the loop (unless the
 disclosure policy is ``manual``) merges the requested sections over the caller's
 overrides (tool requests win), renders again and continues the conversation, so the
 work done before the halt is not repeated. :func:`evaluate_with_disclosure` is the
-same behaviour with the policy chosen per call.
+same behaviour with the policy chosen per call (in ``_adapter``).
 """
 
 from __future__ import annotations
@@ -12,17 +12,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 
-from weakincentives.adapters._protocol import ProviderAdapter
-from weakincentives.adapters._response import Halt, PromptResponse
-from weakincentives.adapters._settings import Disclosure, DisclosurePolicy
+from weakincentives.adapters._response import Halt
+from weakincentives.adapters._settings import DisclosurePolicy
 from weakincentives.adapters._turns import ConversationItem, PromptMessage, ToolOutputMessage
 from weakincentives.prompt import (
-    EventPublisher,
     OpenSectionsResult,
-    Prompt,
-    PromptTemplate,
     SectionPath,
     SectionVisibility,
     SessionProtocol,
@@ -33,7 +28,6 @@ from weakincentives.prompt import (
 from weakincentives.runtime import ToolCall
 
 __all__ = [
-    "evaluate_with_disclosure",
     "merge_overrides",
     "opened_message",
     "requested_sections",
@@ -129,36 +123,3 @@ def remembered(
 def remember(session: SessionProtocol, key: str, opened: Mapping[SectionPath, object]) -> None:
     """Keep the sections opened so far for later evaluations of the same prompt."""
     session.storage.set(key, tuple(dotted(path) for path in opened))
-
-
-def evaluate_with_disclosure[OutputT](
-    adapter: ProviderAdapter,
-    prompt: Prompt[OutputT] | PromptTemplate[OutputT],
-    *params: object,
-    bus: EventPublisher | None = None,
-    session: SessionProtocol | None = None,
-    visibility_overrides: VisibilityOverrides | None = None,
-    policy: DisclosurePolicy = "eager",
-    max_retries: int = 3,
-    deadline: datetime | None = None,
-    continue_conversation: bool = True,
-) -> PromptResponse[OutputT]:
-    """Evaluate, reopening requested sections until the model answers, with this policy.
-
-    ``evaluate`` already does this with the adapter's ``LoopSettings.disclosure``; this
-    helper chooses the policy and retry limit for one call. Raises
-    ``PromptEvaluationError(phase="tool")`` when the model still asks to open sections
-    after ``max_retries`` re-renders, and ``ConfigValidationError`` for an unknown policy.
-    """
-    disclosure = Disclosure(
-        policy=policy, max_retries=max_retries, continue_conversation=continue_conversation
-    )
-    return adapter.evaluate(
-        prompt,
-        *params,
-        bus=bus,
-        session=session,
-        visibility_overrides=visibility_overrides,
-        deadline=deadline,
-        disclosure=disclosure,
-    )
