@@ -121,6 +121,13 @@ def render_command(
     out.write(rendered.text + "\n")
     out.write("\n# Tools\n")
     for tool in rendered.tools:
+        problem = tool.spec.strict_problem
+        if problem is not None:
+            out.write(
+                f"# note: {tool.name} is sent non-strict (strict: false) because {problem}; "
+                "the provider will not enforce its schema, the library still validates the "
+                "arguments\n"
+            )
         out.write(json.dumps(function_tool(tool), indent=2) + "\n")
     for hosted in rendered.hosted_tools:
         out.write(f"# hosted: {hosted.name} (kind {hosted.kind})\n")
