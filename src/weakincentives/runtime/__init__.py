@@ -1,4 +1,4 @@
-"""The runtime: tool execution, the event bus, events, and the session that records them."""
+"""The runtime: tool execution, the event bus, events, the session that records them, cost."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from weakincentives.runtime._bus import (
     PublishResult,
     Subscription,
 )
+from weakincentives.runtime._cost import Cost, ModelPrice, Pricing, PricingError
 from weakincentives.runtime._events import (
     PromptExecuted,
     PromptRendered,
@@ -29,11 +30,15 @@ from weakincentives.runtime._snapshot import SessionSnapshot
 from weakincentives.runtime._storage import SessionStorage, SessionStorageError
 
 __all__ = [
+    "Cost",
     "EventBus",
     "EventDeliveryError",
     "ExecutionScope",
     "HandlerFailure",
     "InProcessEventBus",
+    "ModelPrice",
+    "Pricing",
+    "PricingError",
     "PromptExecuted",
     "PromptRendered",
     "PublishResult",

@@ -131,6 +131,9 @@ class PromptExecuted:
     usage: TokenUsage
     started_at: datetime
     finished_at: datetime
+    model: str | None = None
+    """The model that answered, as the adapter names it; None when the adapter does not
+    say. Prices are looked up by this name (see ``Pricing``)."""
 
     @property
     def duration_ms(self) -> float:
