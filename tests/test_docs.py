@@ -49,3 +49,16 @@ def test_the_readme_opens_with_the_two_commands() -> None:
         "make check   # run the full check: ruff, mypy --strict, "
         "pytest with branch coverage >= 95 %",
     ]
+
+
+def test_ci_runs_both_readme_commands() -> None:
+    """`.ci/run` runs every command of the README's first block, in order; CI calls it."""
+    first_block = (ROOT / "README.md").read_text().split("```")[1]
+    readme = [line.split("#")[0].strip() for line in first_block.strip().splitlines()[1:]]
+    script = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip().startswith("make ")
+    ]
+    assert script == readme == ["make demo", "make check"]
+    assert "run: .ci/run" in (ROOT / ".github" / "workflows" / "ci.yml").read_text()

@@ -6,6 +6,8 @@ The most used names are re-exported here; each subpackage (``prompt``, ``runtime
 
 from __future__ import annotations
 
+import logging
+
 from weakincentives.adapters import (
     Halt,
     OfflineAdapter,
@@ -45,6 +47,11 @@ from weakincentives.runtime import (
     Session,
     ToolInvoked,
 )
+
+# A library never configures logging for its host application: this handler only
+# stops Python's last-resort handler from printing the library's records to stderr
+# when the application has set up no logging of its own. See docs/logging.md.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "EventBus",

@@ -1,4 +1,4 @@
-"""``python -m weakincentives``: see ``python -m weakincentives --help``."""
+"""``python -m weakincentives``: the ``wink`` command line run as a module."""
 
 from __future__ import annotations
 
@@ -7,4 +7,4 @@ import sys
 from weakincentives._cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m weakincentives"))

@@ -104,7 +104,10 @@ class TestRender:
                 ["render", "{module}:template", "--params", '{"TaskParams": {"goal": 1}}'],
                 "--params TaskParams: expected a string",
             ),
-            (["render", "{module}:template"], "missing params"),
+            (
+                ["render", "{module}:template"],
+                "needs params: TaskParams (fields: goal); pass them with --params",
+            ),
             (
                 [
                     "render",
@@ -169,7 +172,7 @@ class TestCatalogSearch:
         )
         assert code == 1
         assert capsys.readouterr().err == (
-            "error: NO_MATCH_IN_CATEGORY: no tool in category ['Storage'] matches 'rename'\n"
+            "wink: error: NO_MATCH_IN_CATEGORY: no tool in category ['Storage'] matches 'rename'\n"
         )
 
     @pytest.mark.parametrize(

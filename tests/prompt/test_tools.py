@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import pytest
@@ -64,6 +65,38 @@ class TestConstruction:
         assert dict(built.spec.param_descriptions) == {"query": "What to look for"}
         assert built.spec is built.spec
 
+    def test_strict_tools_have_no_strict_problem(self) -> None:
+        """A strict tool carries no downgrade reason."""
+        built = Tool(name="search", description="Search notes.", handler=search)
+        assert built.spec.strict_problem is None
+
+    def test_dict_params_are_sent_non_strict_with_the_reason(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A `dict` field makes the tool non-strict; the spec says why, a debug log records it."""
+
+        @dataclass(frozen=True)
+        class Labels:
+            labels: dict[str, str]
+
+        def label(params: Labels, *, context: ToolContext) -> ToolResult[None]:
+            raise AssertionError
+
+        built = Tool(name="label", description="Label things.", handler=label, params_type=Labels)
+        with caplog.at_level(logging.DEBUG, logger="weakincentives.prompt"):
+            spec = built.spec
+        assert not spec.strict
+        assert spec.strict_problem == "$.labels allows additional properties"
+        assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
+            (
+                "weakincentives.prompt",
+                logging.DEBUG,
+                "tool 'label' is sent non-strict (strict: false): "
+                "$.labels allows additional properties in "
+                "TestConstruction.test_dict_params_are_sent_non_strict_with_the_reason.<locals>.Labels",
+            )
+        ]
+
     def test_subscript_declares_types_for_handlerless_tools(self) -> None:
         """`Tool[Params, Result](...)` works without a handler."""
         built = Tool[SearchParams, Hit](name="declared", description="Declared only.")
@@ -86,7 +119,21 @@ class TestConstruction:
 
     @pytest.mark.parametrize(
         ("description", "message"),
-        [("", "1-200 characters, got 0"), ("x" * 201, "got 201"), ("café", "must be ASCII")],
+        [
+            ("", "1-200 characters, got 0"),
+            ("x" * 201, "got 201"),
+            (
+                "Résumé tool",
+                "^tool 't': description must be ASCII, so that every provider receives it "
+                "unchanged; 'é' at index 1 is not: write it in plain ASCII, e.g. 'Resume tool'$",
+            ),
+            (
+                "Go → next",
+                "^tool 't': description must be ASCII, so that every provider receives it "
+                "unchanged; '→' at index 3 is not: write it in plain ASCII, e.g. 'Go  next'$",
+            ),
+            ("→", "'→' at index 0 is not: write it in plain ASCII$"),
+        ],
     )
     def test_invalid_descriptions_are_rejected(self, description: str, message: str) -> None:
         """Descriptions are 1-200 ASCII characters."""

@@ -63,7 +63,11 @@ def test_hosted_tool_is_immutable() -> None:
             "^[a-z0-9_-]{1,64}$ (1-64 lowercase letters, digits, '_' or '-')",
         ),
         ({"description": ""}, "hosted tool 'probe': description must be 1-200 characters, got 0"),
-        ({"description": "caf\u00e9"}, "hosted tool 'probe': description must be ASCII"),
+        (
+            {"description": "caf\u00e9"},
+            "hosted tool 'probe': description must be ASCII, so that every provider receives "
+            "it unchanged; '\u00e9' at index 3 is not: write it in plain ASCII, e.g. 'cafe'",
+        ),
         (
             {"kind": "WebSearch"},
             "hosted tool 'probe': kind 'WebSearch' must be a non-empty snake_case identifier "

@@ -8,11 +8,13 @@ run against the OpenAI Responses API, or any compatible server via ``--base-url`
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from dataclasses import dataclass
 from typing import TextIO
 
+from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
@@ -23,7 +25,7 @@ from weakincentives.runtime import InProcessEventBus, PromptExecuted, Session, T
 from weakincentives.serde import dump
 from weakincentives.tools import WebSearchResult
 
-__all__ = ["DemoOptions", "run_demo"]
+__all__ = ["DemoOptions", "register", "run_demo"]
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 
@@ -99,3 +101,43 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         f"({'estimated, 4 characters per token' if adapter.name == 'offline' else 'reported'})"
     )
     return 0
+
+
+def _run(arguments: argparse.Namespace, out: TextIO) -> int:
+    options = DemoOptions.from_environment(
+        provider=arguments.provider,
+        model=arguments.model,
+        base_url=arguments.base_url,
+        show_prompt=not arguments.no_prompt,
+    )
+    return run_demo(options, out)
+
+
+def register(group: CommandGroup) -> None:
+    """Add ``demo`` to the command line."""
+    demo = add_command(
+        group,
+        "demo",
+        summary="run the on-call triage agent and print a transcript",
+        description=(
+            "Run the demo agent and print what the model sees, every tool call and result, "
+            "and the structured answer. Offline by default, where a deterministic stand-in "
+            "plays the model. --provider openai (or WINK_PROVIDER=openai) uses the OpenAI "
+            "Responses API with OPENAI_API_KEY; --base-url (or OPENAI_BASE_URL) points it at "
+            "any Responses-compatible server."
+        ),
+        examples=(
+            "",
+            "--no-prompt",
+            "--provider openai --model gpt-4.1-mini",
+        ),
+        run=_run,
+    )
+    demo.add_argument(
+        "--provider", choices=("offline", "openai"), default=None, help="default: offline"
+    )
+    demo.add_argument(
+        "--model", default=None, help=f"model for --provider openai (default: {DEFAULT_MODEL})"
+    )
+    demo.add_argument("--base-url", default=None, help="Responses API base URL")
+    demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")

@@ -1,4 +1,12 @@
-"""A readable transcript of an evaluation, printed from the events on the bus."""
+"""A readable transcript of an evaluation, printed from the events on the bus.
+
+A tool can run another tool inside its own call: discovery's ``call_tool(x)`` runs
+``x`` through the shared execution path, which publishes ``ToolInvoked`` for ``x``
+with the call id ``<outer call id>/x`` before the outer call's own event. The
+transcript holds such inner events back and prints them under the call that ran
+them, so each execution appears once, where it happened. Inner events whose outer
+call never shows up are printed at the end of the evaluation, so nothing is lost.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,8 @@ __all__ = ["Transcript"]
 
 _WIDTH = 96
 _MAX_REPLY = 320
+_NESTING = "/"
+_STEP = " " * 6
 
 
 class Transcript:
@@ -21,6 +31,9 @@ class Transcript:
         self._out = out
         self._show_prompt = show_prompt
         self._evaluations = 0
+        self._inner: dict[str, list[ToolInvoked]] = {}
+        self._shown_calls = 0
+        self._shown_inner = 0
         self._renders = 0
         self._last: PromptRendered | None = None
 
@@ -64,6 +77,8 @@ class Transcript:
         else:
             self._evaluations += 1
             self._renders = 1
+            self._shown_calls = 0
+            self._shown_inner = 0
             title = f"Evaluation {self._evaluations}"
         self.heading(f"{title}: what the model sees")
         if self._show_prompt:
@@ -78,23 +93,41 @@ class Transcript:
         self.heading("Tool calls")
 
     def on_tool(self, event: ToolInvoked) -> None:
-        """Show one tool call and what the model got back."""
+        """Show one tool call the model made, with the calls that ran inside it."""
+        outer, _, _ = event.call_id.rpartition(_NESTING)
+        if outer:
+            self._inner.setdefault(outer, []).append(event)
+            return
+        self._shown_calls += 1
+        self._show(event, depth=0)
+
+    def on_executed(self, event: PromptExecuted) -> None:
+        """Show how the evaluation ended; the counts are those of the lines shown above."""
+        orphans = [inner for calls in self._inner.values() for inner in calls]
+        self._inner.clear()
+        for orphan in orphans:
+            self._shown_calls += 1
+            self._show(orphan, depth=0)
+        outcome = "halted to open sections" if event.halted else "answered"
+        nested = f" (+{self._shown_inner} run inside them)" if self._shown_inner else ""
+        usage = event.usage
+        self.line(
+            f"  {outcome} after {event.rounds} round(s), {self._shown_calls} tool call(s)"
+            f"{nested}; tokens in {usage.input_tokens}, out {usage.output_tokens}"
+        )
+
+    def _show(self, event: ToolInvoked, *, depth: int) -> None:
+        indent = "  " + _STEP * depth
         mark = "ok " if event.success else "ERR"
         arguments = (
             json.dumps(event.arguments) if not isinstance(event.arguments, str) else event.arguments
         )
-        self.line(f"  [{mark}] {event.name}({arguments})")
+        self.line(f"{indent}[{mark}] {event.name}({arguments})")
         reply = event.result.model_content().replace("\n", " ")
         if len(reply) > _MAX_REPLY:
             reply = f"{reply[:_MAX_REPLY]}... ({len(reply)} characters)"
-        for line in textwrap.wrap(reply, _WIDTH - 10) or [""]:
-            self.line(f"        -> {line}")
-
-    def on_executed(self, event: PromptExecuted) -> None:
-        """Show how the evaluation ended and what it cost."""
-        outcome = "halted to open sections" if event.halted else "answered"
-        usage = event.usage
-        self.line(
-            f"  {outcome} after {event.rounds} round(s), {event.tool_calls} tool call(s); "
-            f"tokens in {usage.input_tokens}, out {usage.output_tokens}"
-        )
+        for line in textwrap.wrap(reply, _WIDTH - 10 - len(_STEP) * depth) or [""]:
+            self.line(f"{indent}      -> {line}")
+        for inner in self._inner.pop(event.call_id, ()):
+            self._shown_inner += 1
+            self._show(inner, depth=depth + 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = ["TOOL_NAME_PATTERN", "description_problem", "tool_name_problem"]
 
@@ -31,5 +32,19 @@ def description_problem(description: object) -> str | None:
     if not 1 <= len(description) <= _MAX_DESCRIPTION:
         return f"description must be 1-{_MAX_DESCRIPTION} characters, got {len(description)}"
     if not description.isascii():
-        return "description must be ASCII"
+        return _non_ascii_problem(description)
     return None
+
+
+def _non_ascii_problem(description: str) -> str:
+    index, character = next(
+        (index, character) for index, character in enumerate(description) if not character.isascii()
+    )
+    # Accents decompose into a base letter and a combining mark; dropping the marks
+    # gives a usable ASCII spelling for most Latin text.
+    plain = unicodedata.normalize("NFKD", description).encode("ascii", "ignore").decode()
+    suggestion = f", e.g. {plain!r}" if plain.strip() else ""
+    return (
+        f"description must be ASCII, so that every provider receives it unchanged; "
+        f"{character!r} at index {index} is not: write it in plain ASCII{suggestion}"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 import threading
 import typing
 import warnings
@@ -13,13 +14,15 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from weakincentives.errors import PromptValidationError
 from weakincentives.prompt._naming import description_problem, tool_name_problem
 from weakincentives.prompt._tool_result import ToolResult
-from weakincentives.serde import is_strict_compatible, schema
+from weakincentives.serde import is_strict_compatible, schema, strict_problem
 
 if TYPE_CHECKING:
     from weakincentives.prompt._tool_context import ToolContext
     from weakincentives.serde import JSONObject
 
 __all__ = ["Tool", "ToolHandler", "ToolSpec", "tool"]
+
+logger = logging.getLogger("weakincentives.prompt")
 
 
 class ToolHandler[ParamsT, ResultT](Protocol):
@@ -47,6 +50,9 @@ class ToolSpec:
     """JSON Schema of the params, in the strict form providers accept."""
     strict: bool
     """Whether the schema qualifies for a provider's strict function-calling mode."""
+    strict_problem: str | None = None
+    """Why the tool is sent non-strict (e.g. ``$.tags allows additional properties``
+    for a ``dict`` field), or None when ``strict`` is true."""
     param_descriptions: Mapping[str, str]
     """Field name to description, from ``field(metadata={"description": ...})``."""
 
@@ -243,11 +249,22 @@ class Tool[ParamsT, ResultT]:
         if result is None:
             alias = getattr(self, "__orig_class__", None)
             result = None if alias is None else typing.get_args(alias)[1]
+        strict = is_strict_compatible(params_type)
+        problem = None if strict else strict_problem(params_type)
+        if problem is not None:
+            # Visible on demand: the provider will not enforce this tool's schema.
+            logger.debug(
+                "tool %r is sent non-strict (strict: false): %s in %s",
+                self._name,
+                problem,
+                params_type.__qualname__,
+            )
         return ToolSpec(
             params_type=params_type,
             result_type=result,
             parameters_schema=schema(params_type),
-            strict=is_strict_compatible(params_type),
+            strict=strict,
+            strict_problem=problem,
             param_descriptions={
                 item.name: str(item.metadata["description"])
                 for item in fields(params_type)

@@ -1,4 +1,4 @@
-"""The runtime: tool execution, the event bus, events, and the session that records them."""
+"""The runtime: tool execution, the event bus, events, the session that records them, cost."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from weakincentives.runtime._bus import (
     PublishResult,
     Subscription,
 )
+from weakincentives.runtime._cost import Cost, ModelPrice, Pricing, PricingError
 from weakincentives.runtime._events import (
     FailurePhase,
     OutputRejected,
@@ -38,13 +39,17 @@ from weakincentives.runtime._storage import SessionStorage, SessionStorageError
 
 __all__ = [
     "DEFAULT_SLICE_LIMIT",
+    "Cost",
     "EventBus",
     "EventDeliveryError",
     "ExecutionScope",
     "FailurePhase",
     "HandlerFailure",
     "InProcessEventBus",
+    "ModelPrice",
     "OutputRejected",
+    "Pricing",
+    "PricingError",
     "PromptExecuted",
     "PromptFailed",
     "PromptRendered",

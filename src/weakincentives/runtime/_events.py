@@ -139,7 +139,8 @@ class PromptExecuted:
     started_at: datetime
     finished_at: datetime
     model: str | None = None
-    """The model the adapter asked for, when it names one."""
+    """The model the adapter asked for, as the adapter names it; None when the adapter
+    does not say. Prices are looked up by this name (see ``Pricing``)."""
 
     @property
     def duration_ms(self) -> float:

@@ -2,8 +2,8 @@
 
 ``dump`` turns values into JSON-shaped data, ``parse``/``parse_json`` build
 typed values back with a JSON path on every error, ``schema`` writes JSON
-Schema (OpenAI-strict by default) and ``is_strict_compatible`` says whether a
-strict schema will be accepted. See ``specs/SERDE.md``.
+Schema (OpenAI-strict by default), ``is_strict_compatible`` says whether a
+strict schema will be accepted and ``strict_problem`` why not. See ``specs/SERDE.md``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._parse import parse, parse_json
 from weakincentives.serde._schema import schema
-from weakincentives.serde._strict import is_strict_compatible
+from weakincentives.serde._strict import is_strict_compatible, strict_problem
 
 __all__ = [
     "JSONObject",
@@ -22,4 +22,5 @@ __all__ = [
     "parse",
     "parse_json",
     "schema",
+    "strict_problem",
 ]
