@@ -94,13 +94,20 @@ class TestOutputTypes:
         assert Prompt[str](ns="t", key="k", sections=[section()]).structured_output is None
 
     @pytest.mark.parametrize("output", [int, list[int], dict[str, Answer]])
-    def test_unsupported_output_types_are_rejected(self, output: object) -> None:
-        """Only dataclasses, lists of them, str and None are outputs."""
-        prompt = Prompt[output](ns="t", key="k", sections=[section()])  # type: ignore[valid-type]  # unsupported output types are the point
+    def test_unsupported_output_types_are_rejected_at_construction(self, output: object) -> None:
+        """Only dataclasses, lists of them, str and None are outputs; others fail when built."""
         with pytest.raises(
             PromptValidationError, match="must be a dataclass, a list of dataclasses"
         ):
-            prompt.render()
+            Prompt[output](ns="t", key="k", sections=[section()])  # type: ignore[valid-type]  # unsupported output types are the point
+        with pytest.raises(PromptValidationError, match=r"prompt t/k: output type"):
+            PromptTemplate[output](ns="t", key="k", sections=[section()])  # type: ignore[valid-type]  # same, on the template
+
+    def test_prompts_are_immutable(self) -> None:
+        """A prompt cannot be changed after construction; bind returns a new one."""
+        prompt = Prompt(ns="t", key="k", sections=[section()])
+        with pytest.raises(AttributeError, match="Prompt is immutable"):
+            prompt._params = ("x",)
 
 
 class WithBase(MarkdownSection[Topic]):

@@ -82,9 +82,11 @@ class TestConstruction:
         def label(params: Labels, *, context: ToolContext) -> ToolResult[None]:
             raise AssertionError
 
-        built = Tool(name="label", description="Label things.", handler=label, params_type=Labels)
         with caplog.at_level(logging.DEBUG, logger="weakincentives.prompt"):
-            spec = built.spec
+            built = Tool(
+                name="label", description="Label things.", handler=label, params_type=Labels
+            )
+        spec = built.spec
         assert not spec.strict
         assert spec.strict_problem == "$.labels allows additional properties"
         assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
@@ -188,24 +190,63 @@ class TestConstruction:
             legacy_tool = Tool(name="t", description="d", handler=legacy)  # type: ignore[arg-type,var-annotated]  # legacy handlers are deprecated and untyped on purpose
         assert not legacy_tool.takes_context
 
-    def test_missing_params_type_is_reported_when_building_the_spec(self) -> None:
-        """Without annotations or a subscript there is no schema to offer."""
+    def test_missing_params_type_fails_at_construction(self) -> None:
+        """Without annotations or a subscript there is no schema to offer: the tool is refused."""
 
         def untyped(params, *, context):  # type: ignore[no-untyped-def]  # an unannotated handler is the point
             raise AssertionError
 
-        built = Tool(name="t", description="d", handler=untyped)
-        assert built.spec_problem() == (
+        with pytest.raises(PromptValidationError) as caught:
+            Tool(name="t", description="d", handler=untyped)
+        assert caught.value.message == (
             "tool 't' has no params type: annotate the handler's first parameter, "
             "pass params_type=..., or subscript Tool[Params, Result]"
         )
-        with pytest.raises(PromptValidationError, match="has no params type"):
-            _ = built.spec
 
-    def test_non_dataclass_params_type_is_reported(self) -> None:
+    def test_non_dataclass_params_type_fails_at_construction(self) -> None:
         """Params must be a dataclass."""
-        built: Tool[int, None] = Tool(name="t", description="d", params_type=int)
-        assert built.spec_problem() == "tool 't' params type <class 'int'> is not a dataclass"
+        with pytest.raises(PromptValidationError) as caught:
+            Tool(name="t", description="d", params_type=int)
+        assert caught.value.message == "tool 't' params type <class 'int'> is not a dataclass"
+
+    def test_the_subscript_supplies_the_types_at_construction(self) -> None:
+        """`Tool[Params, Result](...)` builds its spec from the subscript, immediately."""
+
+        def handler(params, *, context):  # type: ignore[no-untyped-def]  # types come from the subscript
+            raise AssertionError
+
+        built = Tool[SearchParams, Hit](name="t", description="d", handler=handler)
+        assert (built.params_type, built.spec.result_type) == (SearchParams, Hit)
+
+    def test_an_unresolvable_annotation_says_what_failed_and_how_to_fix_it(self) -> None:
+        """A params class the resolver cannot see is reported with the cause and the fix."""
+
+        @dataclass(frozen=True)
+        class LocalParams:
+            text: str
+
+        def handler(params: LocalParams, *, context: ToolContext) -> ToolResult[None]:
+            raise AssertionError
+
+        with pytest.raises(PromptValidationError) as caught:
+            Tool(name="local", description="d", handler=handler)
+        assert caught.value.message == (
+            "tool 'local': the handler's parameter 'params' is annotated 'LocalParams', which "
+            "cannot be resolved from the handler's module (NameError: name 'LocalParams' is "
+            "not defined); define that class at module level, or pass params_type=... to Tool"
+        )
+        assert (
+            Tool(
+                name="local", description="d", handler=handler, params_type=LocalParams
+            ).params_type
+            is LocalParams
+        )
+
+    def test_tools_are_frozen(self) -> None:
+        """A tool cannot be changed after construction."""
+        built = make_tool("frozen")
+        with pytest.raises(AttributeError):
+            built.name = "other"  # type: ignore[misc]  # mutation is the point
 
     def test_unresolvable_annotations_fall_back_to_explicit_types(self) -> None:
         """Annotations naming unknown types do not break construction."""
@@ -389,14 +430,6 @@ class TestRegistry:
                 sections=[
                     MarkdownSection(title="A", template="", tools=[make_tool("open_sections")])
                 ],
-            )
-
-    def test_tool_without_params_type_fails_template_construction(self) -> None:
-        """A tool whose schema cannot be derived is reported with its section."""
-        untyped: Tool[int, None] = Tool(name="t", description="d", params_type=int)
-        with pytest.raises(PromptValidationError, match=r"not a dataclass \(in section \('a',\)\)"):
-            PromptTemplate(
-                ns="t", key="k", sections=[MarkdownSection(title="A", template="", tools=[untyped])]
             )
 
     def test_tool_param_descriptions_are_exposed_per_tool(self) -> None:

@@ -7,7 +7,7 @@ from dataclasses import MISSING, dataclass, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from weakincentives.errors import PromptValidationError, SchemaError
+from weakincentives.errors import PromptValidationError
 from weakincentives.prompt._section import Section, is_params_type
 from weakincentives.prompt._text import compile_text
 from weakincentives.prompt._visibility import SectionPath, SectionVisibility, dotted
@@ -240,17 +240,6 @@ class _Builder:
                 self.add_tool(tool, path)
 
     def add_tool(self, tool: Tool[Any, Any], path: SectionPath) -> None:
-        problem = tool.spec_problem()
-        if problem is None:
-            try:
-                self.descriptions[tool.name] = MappingProxyType(dict(tool.spec.param_descriptions))
-            except SchemaError as exc:
-                problem = f"tool {tool.name!r} params cannot be described: {exc.message}"
-        if problem is not None:
-            self.problems.append(
-                PromptValidationError(
-                    f"{problem} (in section {path!r})", section_path=path, tool_name=tool.name
-                )
-            )
-            return
+        # A Tool is fully analysed when it is built, so its spec is always there.
+        self.descriptions[tool.name] = tool.spec.param_descriptions
         self.tools.append(tool)

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic, overload
 
 from weakincentives.errors import PromptValidationError
+from weakincentives.prompt._generic import SubscriptAlias, subscript_args
 from weakincentives.prompt._open_sections import DisclosureMode
 from weakincentives.prompt._output import StructuredOutput
 from weakincentives.prompt._rendered import RenderedPrompt
@@ -21,9 +22,18 @@ class Prompt(Generic[OutputT]):
 
     Build it from a template (``Prompt(template).bind(TaskParams(...))``) or inline
     (``Prompt(ns=..., key=..., sections=[...])``). ``Prompt[Answer](...)`` declares a
-    structured output type; otherwise the template's declaration applies. Prompts are
-    immutable: ``bind`` returns a new prompt.
+    structured output type (checked here, at construction); otherwise the template's
+    declaration applies. Prompts are immutable: ``bind`` returns a new prompt.
     """
+
+    __slots__ = ("_output", "_params", "_template")
+    _template: PromptTemplate[OutputT]
+    _params: tuple[object, ...]
+    _output: tuple[object, StructuredOutput | None]
+
+    def __class_getitem__(cls, item: object) -> SubscriptAlias:
+        """``Prompt[Answer]``: the output type reaches the constructor."""
+        return SubscriptAlias(cls, item)
 
     @overload
     def __init__(self, template: PromptTemplate[OutputT], /) -> None: ...
@@ -63,9 +73,26 @@ class Prompt(Generic[OutputT]):
             raise PromptValidationError(
                 "pass either a PromptTemplate or ns=/key=/sections=/name=, not both"
             )
-        self._template: PromptTemplate[OutputT] = template
-        self._params: tuple[object, ...] = ()
-        self._output: tuple[object, StructuredOutput | None] | None = None
+        args = subscript_args(type(self))
+        output = (
+            template.output_contract
+            if args is None
+            else output_contract(args[0], f"{template.ns}/{template.key}")
+        )
+        self._set(template, (), output)
+
+    def _set(
+        self,
+        template: PromptTemplate[OutputT],
+        params: tuple[object, ...],
+        output: tuple[object, StructuredOutput | None],
+    ) -> None:
+        object.__setattr__(self, "_template", template)
+        object.__setattr__(self, "_params", params)
+        object.__setattr__(self, "_output", output)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Prompt is immutable; bind() returns a new prompt (set {name!r})")
 
     @property
     def template(self) -> PromptTemplate[OutputT]:
@@ -109,9 +136,8 @@ class Prompt(Generic[OutputT]):
 
     def bind(self, *params: object) -> Prompt[OutputT]:
         """Return a prompt with ``params`` bound; a new instance replaces one of its type."""
-        bound = Prompt(self._template)
-        bound._params = _merge(self._params, params)
-        bound._output = self._output_contract()
+        bound: Prompt[OutputT] = object.__new__(type(self))
+        bound._set(self._template, _merge(self._params, params), self._output)
         return bound
 
     def render(
@@ -136,13 +162,7 @@ class Prompt(Generic[OutputT]):
         )
 
     def _output_contract(self) -> tuple[object, StructuredOutput | None]:
-        contract = self._output
-        if contract is None:
-            contract = output_contract(
-                self, f"{self.ns}/{self.key}", fallback=self._template.output_type
-            )
-            self._output = contract
-        return contract
+        return self._output
 
     def __repr__(self) -> str:
         return f"Prompt(ns={self.ns!r}, key={self.key!r}, params={len(self._params)})"

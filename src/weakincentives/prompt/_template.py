@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic
@@ -11,6 +10,7 @@ from typing_extensions import TypeVar
 
 from weakincentives.errors import PromptRenderError, PromptValidationError
 from weakincentives.prompt._compile import compile_tree
+from weakincentives.prompt._generic import SubscriptAlias, subscript_args
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
     DisclosureMode,
@@ -38,10 +38,14 @@ class PromptTemplate(Generic[OutputT]):
     """An immutable, validated prompt blueprint: ``ns``, ``key``, ``name`` and a section tree.
 
     Construction checks everything that does not depend on params (keys, placeholders,
-    summaries, tool names) and reports every problem at once. ``render`` then only
-    looks things up and substitutes, so one template can render from many threads.
-    ``PromptTemplate[Answer](...)`` declares a structured output type.
+    summaries, tool names, the output type) and reports every problem at once. ``render``
+    then only looks things up and substitutes, so one template can render from many
+    threads. ``PromptTemplate[Answer](...)`` declares a structured output type.
     """
+
+    def __class_getitem__(cls, item: object) -> SubscriptAlias:
+        """``PromptTemplate[Answer]``: the output type reaches the constructor."""
+        return SubscriptAlias(cls, item)
 
     def __init__(
         self,
@@ -59,6 +63,12 @@ class PromptTemplate(Generic[OutputT]):
             )
         resolved_name = key if name is None else name
         plan = compile_tree(tuple(sections), problems)
+        args = subscript_args(type(self))
+        output: tuple[object, StructuredOutput | None] = (None, None)
+        try:
+            output = output_contract(None if args is None else args[0], f"{ns}/{key}")
+        except PromptValidationError as exc:
+            problems.append(exc)
         if problems:
             raise PromptValidationError.combine(problems, subject=f"prompt {ns}/{key}")
         self._ns = ns
@@ -73,7 +83,7 @@ class PromptTemplate(Generic[OutputT]):
             **plan.tool_param_descriptions,
             OPEN_SECTIONS.name: OPEN_SECTIONS.spec.param_descriptions,
         }
-        self._output: tuple[object, StructuredOutput | None] | None = None
+        self._output = output
         self._disclosure: DisclosureMode = disclosure
         self._open_sections = open_sections_tool(disclosure)
 
@@ -116,6 +126,11 @@ class PromptTemplate(Generic[OutputT]):
     def structured_output(self) -> StructuredOutput | None:
         """How to request and parse the structured answer; None for text-only prompts."""
         return self._output_contract()[1]
+
+    @property
+    def output_contract(self) -> tuple[object, StructuredOutput | None]:
+        """The declared output type and how it is requested and parsed, analysed once."""
+        return self._output
 
     def section_paths(self) -> tuple[SectionPath, ...]:
         """Every section path in depth-first declaration order."""
@@ -212,11 +227,7 @@ class PromptTemplate(Generic[OutputT]):
         return MappingProxyType(texts)
 
     def _output_contract(self) -> tuple[object, StructuredOutput | None]:
-        contract = self._output
-        if contract is None:
-            contract = output_contract(self, f"{self._ns}/{self._key}")
-            self._output = contract
-        return contract
+        return self._output
 
     def _match_params(self, params: tuple[object, ...]) -> dict[type[Any], object]:
         given: dict[type[Any], object] = {}
@@ -266,12 +277,8 @@ class PromptTemplate(Generic[OutputT]):
         return f"PromptTemplate(ns={self._ns!r}, key={self._key!r}, name={self._name!r})"
 
 
-def output_contract(
-    instance: object, label: str, fallback: object = None
-) -> tuple[object, StructuredOutput | None]:
-    """Read the output type from ``Cls[Answer](...)``'s subscript and interpret it once."""
-    alias = getattr(instance, "__orig_class__", None)
-    output_type = fallback if alias is None else typing.get_args(alias)[0]
+def output_contract(output_type: object, label: str) -> tuple[object, StructuredOutput | None]:
+    """Interpret a declared output type once; an unsupported one is a construction error."""
     try:
         return output_type, structured_output_of(output_type)
     except TypeError as exc:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import inspect
 import logging
-import threading
 import typing
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from weakincentives.errors import PromptValidationError
+from weakincentives.errors import PromptValidationError, SchemaError
+from weakincentives.prompt._generic import SubscriptAlias, subscript_args
 from weakincentives.prompt._naming import description_problem, tool_name_problem
 from weakincentives.prompt._tool_result import ToolResult
 from weakincentives.serde import is_strict_compatible, schema, strict_problem
@@ -57,14 +58,51 @@ class ToolSpec:
     """Field name to description, from ``field(metadata={"description": ...})``."""
 
 
+@dataclass(frozen=True, slots=True, eq=False, repr=False, init=False)
 class Tool[ParamsT, ResultT]:
     """A callable affordance the model can invoke, attached to a section.
 
-    The params dataclass comes from ``params_type=``, the handler's first parameter
-    annotation, or the subscript (``Tool[LookupParams, LookupResult](...)``). The
-    handler's signature is checked here, once; its schema is derived on first use
-    and cached on the tool.
+    The params dataclass comes from ``params_type=``, the subscript
+    (``Tool[LookupParams, LookupResult](...)``) or the handler's first parameter
+    annotation. Everything is analysed once, here: the handler's signature, its types
+    and the params schema (``spec``). Every problem raises ``PromptValidationError``
+    now, at construction, and the tool is immutable afterwards.
     """
+
+    name: str
+    """The name the model calls; unique within a rendered prompt."""
+    description: str
+    """What the tool does, as the model reads it (1-200 ASCII characters)."""
+    handler: ToolHandler[ParamsT, ResultT] | None
+    """The function that runs the tool, or None for declaration-only tools.
+
+    Handlers written before ``ToolContext`` existed (no ``context`` parameter) are still
+    accepted and run with a ``DeprecationWarning`` emitted when the tool is built."""
+    accepts_overrides: bool
+    """Whether automatic override pipelines may rewrite this tool's description."""
+    terminal: bool
+    """Whether a successful call ends the evaluation turn (see ``PromptResponse.halt``)."""
+    exclusive: bool
+    """Whether the tool must run alone: never at the same time as another call of its turn.
+
+    Calls of one model turn run concurrently by default; an exclusive call waits for the
+    calls before it and holds back the calls after it."""
+    run_in_thread: bool
+    """Whether a sync handler runs on a worker thread (the default) under the async loop.
+
+    A worker thread keeps a slow sync handler from blocking the event loop; pass
+    ``run_in_thread=False`` for quick handlers that must run on the loop's thread. Async
+    handlers always run on the loop."""
+    spec: ToolSpec
+    """Types and schema derived once from the params dataclass."""
+    takes_context: bool
+    """False for legacy handlers without a ``context`` parameter."""
+    is_async: bool
+    """Whether the handler is a coroutine function."""
+
+    def __class_getitem__(cls, item: object) -> SubscriptAlias:
+        """``Tool[Params, Result]``: the subscript reaches the constructor."""
+        return SubscriptAlias(cls, item)
 
     def __init__(
         self,
@@ -84,36 +122,41 @@ class Tool[ParamsT, ResultT]:
             for problem in (tool_name_problem(name), description_problem(description))
             if problem is not None
         ]
-        takes_context = True
-        hinted_params: object = None
-        hinted_result: object = None
-        if handler is not None:
-            signature_problems, takes_context = _check_handler(name, handler)
-            problems.extend(signature_problems)
-            if not signature_problems and callable(handler):
-                hinted_params, hinted_result = _handler_types(handler)
-        if problems:
+        analysis = _analyse_handler(name, handler)
+        problems.extend(analysis.problems)
+        subscript = subscript_args(type(self)) or ()
+        declared_params = params_type if params_type is not None else _at(subscript, 0)
+        declared_result = result_type if result_type is not None else _at(subscript, 1)
+        spec: ToolSpec | None = None
+        if not problems:
+            candidate = declared_params if declared_params is not None else analysis.params
+            result = declared_result if declared_result is not None else analysis.result
+            spec, spec_problem = _build_spec(str(name), candidate, result, analysis)
+            if spec_problem is not None:
+                problems.append(PromptValidationError(spec_problem, tool_name=str(name)))
+        if problems or spec is None:
             raise PromptValidationError.combine(problems, subject=f"tool {name!r}")
-        if not takes_context:
+        if not analysis.takes_context:
             warnings.warn(
                 f"tool {name!r} handler takes no 'context' keyword; define it as "
                 "handler(params, *, context). It still runs; support will be removed.",
                 DeprecationWarning,
                 stacklevel=2,
             )
-        self._name = name
-        self._description = description
-        self._handler = handler
-        self._accepts_overrides = accepts_overrides
-        self._terminal = terminal
-        self._exclusive = exclusive
-        self._run_in_thread = run_in_thread
-        self._takes_context = takes_context
-        self._is_async = handler is not None and inspect.iscoroutinefunction(handler)
-        self._declared_params: object = params_type if params_type is not None else hinted_params
-        self._declared_result: object = result_type if result_type is not None else hinted_result
-        self._spec: ToolSpec | None = None
-        self._lock = threading.Lock()
+        values = {
+            "name": name,
+            "description": description,
+            "handler": handler,
+            "accepts_overrides": accepts_overrides,
+            "terminal": terminal,
+            "exclusive": exclusive,
+            "run_in_thread": run_in_thread,
+            "spec": spec,
+            "takes_context": analysis.takes_context,
+            "is_async": handler is not None and inspect.iscoroutinefunction(handler),
+        }
+        for field_name, value in values.items():
+            object.__setattr__(self, field_name, value)
 
     @classmethod
     def wrap(
@@ -149,131 +192,60 @@ class Tool[ParamsT, ResultT]:
         )
 
     @property
-    def name(self) -> str:
-        """The name the model calls; unique within a rendered prompt."""
-        return self._name
-
-    @property
-    def description(self) -> str:
-        """What the tool does, as the model reads it (1-200 ASCII characters)."""
-        return self._description
-
-    @property
-    def handler(self) -> ToolHandler[ParamsT, ResultT] | None:
-        """The function that runs the tool, or None for declaration-only tools.
-
-        Handlers written before ``ToolContext`` existed (no ``context`` parameter) are
-        still accepted at runtime and run with a ``DeprecationWarning``.
-        """
-        return self._handler
-
-    @property
-    def accepts_overrides(self) -> bool:
-        """Whether automatic override pipelines may rewrite this tool's description."""
-        return self._accepts_overrides
-
-    @property
-    def terminal(self) -> bool:
-        """Whether a successful call ends the evaluation turn (see ``PromptResponse.halt``)."""
-        return self._terminal
-
-    @property
-    def exclusive(self) -> bool:
-        """Whether the tool must run alone: never at the same time as another call of its turn.
-
-        Calls of one model turn run concurrently by default; an exclusive call waits for
-        the calls before it and holds back the calls after it.
-        """
-        return self._exclusive
-
-    @property
-    def run_in_thread(self) -> bool:
-        """Whether a sync handler runs on a worker thread (the default) under the async loop.
-
-        A worker thread keeps a slow sync handler from blocking the event loop; pass
-        ``run_in_thread=False`` for quick handlers that must run on the loop's thread.
-        Async handlers always run on the loop.
-        """
-        return self._run_in_thread
-
-    @property
-    def takes_context(self) -> bool:
-        """False for legacy handlers without a ``context`` parameter."""
-        return self._takes_context
-
-    @property
-    def is_async(self) -> bool:
-        """Whether the handler is a coroutine function."""
-        return self._is_async
-
-    @property
-    def spec(self) -> ToolSpec:
-        """Types and schema derived once from the params dataclass."""
-        spec = self._spec
-        if spec is None:
-            with self._lock:
-                if self._spec is None:
-                    self._spec = self._build_spec()
-                spec = self._spec
-        return spec
-
-    @property
     def params_type(self) -> type[ParamsT]:
         """The params dataclass."""
         return typing.cast("type[ParamsT]", self.spec.params_type)
 
-    def spec_problem(self) -> str | None:
-        """Say why no spec can be derived (untyped params, not a dataclass), or None."""
-        params = self._params_candidate()
-        if params is None:
-            return (
-                f"tool {self._name!r} has no params type: annotate the handler's first "
-                "parameter, pass params_type=..., or subscript Tool[Params, Result]"
-            )
-        if not (isinstance(params, type) and is_dataclass(params)):
-            return f"tool {self._name!r} params type {params!r} is not a dataclass"
-        return None
-
-    def _params_candidate(self) -> object:
-        if self._declared_params is not None:
-            return self._declared_params
-        alias = getattr(self, "__orig_class__", None)
-        return None if alias is None else typing.get_args(alias)[0]
-
-    def _build_spec(self) -> ToolSpec:
-        problem = self.spec_problem()
-        if problem is not None:
-            raise PromptValidationError(problem, tool_name=self._name)
-        params_type = typing.cast("type[Any]", self._params_candidate())
-        result: object = self._declared_result
-        if result is None:
-            alias = getattr(self, "__orig_class__", None)
-            result = None if alias is None else typing.get_args(alias)[1]
-        strict = is_strict_compatible(params_type)
-        problem = None if strict else strict_problem(params_type)
-        if problem is not None:
-            # Visible on demand: the provider will not enforce this tool's schema.
-            logger.debug(
-                "tool %r is sent non-strict (strict: false): %s in %s",
-                self._name,
-                problem,
-                params_type.__qualname__,
-            )
-        return ToolSpec(
-            params_type=params_type,
-            result_type=result,
-            parameters_schema=schema(params_type),
-            strict=strict,
-            strict_problem=problem,
-            param_descriptions={
-                item.name: str(item.metadata["description"])
-                for item in fields(params_type)
-                if "description" in item.metadata
-            },
-        )
-
     def __repr__(self) -> str:
-        return f"Tool(name={self._name!r})"
+        return f"Tool(name={self.name!r})"
+
+
+def _at(values: tuple[object, ...], index: int) -> object:
+    return values[index] if len(values) > index else None
+
+
+def _build_spec(
+    name: str, params: object, result: object, analysis: _HandlerAnalysis
+) -> tuple[ToolSpec | None, str | None]:
+    """The spec of a tool whose params type is ``params``, or why there is none."""
+    if params is None:
+        if analysis.params_error is not None:
+            return None, analysis.params_error
+        return None, (
+            f"tool {name!r} has no params type: annotate the handler's first parameter, "
+            "pass params_type=..., or subscript Tool[Params, Result]"
+        )
+    if not (isinstance(params, type) and is_dataclass(params)):
+        return None, f"tool {name!r} params type {params!r} is not a dataclass"
+    try:
+        strict = is_strict_compatible(params)
+        problem = None if strict else strict_problem(params)
+        parameters = schema(params)
+    except SchemaError as exc:
+        return None, f"tool {name!r} params cannot be described: {exc.message}"
+    if problem is not None:
+        # Visible on demand: the provider will not enforce this tool's schema.
+        logger.debug(
+            "tool %r is sent non-strict (strict: false): %s in %s",
+            name,
+            problem,
+            params.__qualname__,
+        )
+    spec = ToolSpec(
+        params_type=params,
+        result_type=result,
+        parameters_schema=parameters,
+        strict=strict,
+        strict_problem=problem,
+        param_descriptions=MappingProxyType(
+            {
+                item.name: str(item.metadata["description"])
+                for item in fields(params)
+                if "description" in item.metadata
+            }
+        ),
+    )
+    return spec, None
 
 
 @overload
@@ -317,19 +289,35 @@ def _first_line(function: object) -> str:
     return doc.strip().split("\n\n", 1)[0].replace("\n", " ").strip()
 
 
-def _check_handler(name: object, handler: object) -> tuple[list[PromptValidationError], bool]:
+@dataclass(frozen=True, slots=True)
+class _HandlerAnalysis:
+    """What a handler's signature and annotations say, read once."""
+
+    problems: tuple[PromptValidationError, ...] = ()
+    takes_context: bool = True
+    params: object = None
+    result: object = None
+    params_error: str | None = None
+    """Why the first parameter's annotation could not be used, in words with the fix."""
+
+
+def _analyse_handler(name: object, handler: object) -> _HandlerAnalysis:
+    if handler is None:
+        return _HandlerAnalysis()
     label = f"tool {name!r} handler"
     tool_name = str(name)
     if not callable(handler):
-        return [PromptValidationError(f"{label} is not callable", tool_name=tool_name)], True
+        problem = PromptValidationError(f"{label} is not callable", tool_name=tool_name)
+        return _HandlerAnalysis(problems=(problem,))
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):
         # Builtins without introspectable signatures: trust the caller.
-        return [], True
+        return _HandlerAnalysis()
+    parameters = list(signature.parameters.values())
     positional = [
         parameter
-        for parameter in signature.parameters.values()
+        for parameter in parameters
         if parameter.kind
         in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
@@ -352,7 +340,7 @@ def _check_handler(name: object, handler: object) -> tuple[list[PromptValidation
         )
     extra_required = [
         parameter.name
-        for parameter in signature.parameters.values()
+        for parameter in parameters
         if parameter.default is inspect.Parameter.empty
         and parameter.name != "context"
         and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
@@ -366,39 +354,40 @@ def _check_handler(name: object, handler: object) -> tuple[list[PromptValidation
                 tool_name=tool_name,
             )
         )
-    accepts_kwargs = any(
-        parameter.kind is inspect.Parameter.VAR_KEYWORD
-        for parameter in signature.parameters.values()
+    accepts_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    takes_context = context is not None or accepts_kwargs
+    if problems:
+        return _HandlerAnalysis(problems=tuple(problems), takes_context=takes_context)
+    first = positional[0].name
+    params, params_error = _annotation(handler, first, tool_name)
+    returned, _ = _annotation(handler, "return", tool_name)
+    result: object = None
+    if typing.get_origin(returned) is ToolResult:
+        (result,) = typing.get_args(returned)
+    return _HandlerAnalysis(
+        takes_context=takes_context, params=params, result=result, params_error=params_error
     )
-    return problems, context is not None or accepts_kwargs
 
 
-def _handler_types(handler: Callable[..., object]) -> tuple[object, object]:
-    """Read the params and result types from the handler's annotations, each on its own.
+def _annotation(
+    handler: Callable[..., object], name: str, tool_name: str
+) -> tuple[object, str | None]:
+    """The annotation of parameter ``name``, resolved, or why it could not be.
 
     Annotations are resolved one by one, so a return type naming a local class does not
     hide a params type that resolves fine.
     """
     try:
-        first = next(iter(inspect.signature(handler).parameters))
-    except (TypeError, ValueError, StopIteration):
-        return None, None
-    params = _annotation(handler, first)
-    returned = _annotation(handler, "return")
-    result: object = None
-    if typing.get_origin(returned) is ToolResult:
-        (result,) = typing.get_args(returned)
-    return params, result
-
-
-def _annotation(handler: Callable[..., object], name: str) -> object:
-    try:
         raw = inspect.get_annotations(handler).get(name)
     except TypeError:
-        return None
+        return None, None
     if not isinstance(raw, str):
-        return raw
+        return raw, None
     try:
-        return eval(raw, dict(getattr(handler, "__globals__", {})))
-    except Exception:  # an unresolvable name: the subscript or params_type= must say
-        return None
+        return eval(raw, dict(getattr(handler, "__globals__", {}))), None
+    except Exception as exc:  # any failure to resolve is reported with the fix below
+        return None, (
+            f"tool {tool_name!r}: the handler's parameter {name!r} is annotated {raw!r}, which "
+            f"cannot be resolved from the handler's module ({type(exc).__name__}: {exc}); "
+            "define that class at module level, or pass params_type=... to Tool"
+        )
