@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from weakincentives._json_value import JSONValue
+
 __all__ = [
     "CatalogError",
     "ConfigValidationError",
@@ -28,6 +30,7 @@ __all__ = [
     "SerdeError",
     "SessionError",
     "ToolValidationError",
+    "UnknownSectionError",
     "WinkError",
 ]
 
@@ -118,6 +121,17 @@ class PromptValidationError(PromptError):
             tool_name=first.tool_name,
             problems=flat,
         )
+
+
+class UnknownSectionError(PromptError, KeyError):
+    """A section path that the prompt does not have was looked up.
+
+    Also a ``KeyError``, so mapping-style ``except KeyError`` code keeps working.
+    """
+
+    def __str__(self) -> str:
+        # KeyError would quote the message; the library's errors read as plain text.
+        return self.message
 
 
 class PromptRenderError(PromptError):
@@ -228,7 +242,7 @@ class PromptEvaluationError(WinkError):
 
     prompt_name: str
     phase: EvaluationPhase
-    provider_payload: Mapping[str, Any] | None
+    provider_payload: Mapping[str, JSONValue] | None
     reason: str
     """The message without the phase and prompt prefix."""
 
@@ -238,7 +252,7 @@ class PromptEvaluationError(WinkError):
         *,
         prompt_name: str,
         phase: EvaluationPhase,
-        provider_payload: Mapping[str, Any] | None = None,
+        provider_payload: Mapping[str, JSONValue] | None = None,
     ) -> None:
         super().__init__(f"[{phase}] prompt {prompt_name!r}: {message}")
         self.reason = message
@@ -269,7 +283,7 @@ class ProviderError(PromptEvaluationError):
         status_code: int | None = None,
         retry_after: float | None = None,
         retryable: bool = False,
-        provider_payload: Mapping[str, Any] | None = None,
+        provider_payload: Mapping[str, JSONValue] | None = None,
     ) -> None:
         super().__init__(
             message, prompt_name=prompt_name, phase="request", provider_payload=provider_payload
@@ -294,7 +308,7 @@ class ResponseTruncatedError(PromptEvaluationError):
         *,
         prompt_name: str,
         limit: int | None = None,
-        provider_payload: Mapping[str, Any] | None = None,
+        provider_payload: Mapping[str, JSONValue] | None = None,
     ) -> None:
         super().__init__(
             message, prompt_name=prompt_name, phase="response", provider_payload=provider_payload

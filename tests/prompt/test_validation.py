@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from weakincentives.errors import PromptValidationError
+from weakincentives.errors import PromptValidationError, UnknownSectionError
 from weakincentives.prompt import MarkdownSection, PromptTemplate, SectionVisibility
 
 
@@ -207,11 +207,14 @@ class TestTemplate:
             )
 
     def test_lookup_of_sections_by_path(self) -> None:
-        """Sections are found by full path; unknown paths raise KeyError naming them."""
+        """Unknown paths raise UnknownSectionError (a WinkError and a KeyError) naming them."""
         child = MarkdownSection(title="C", template="")
         template = PromptTemplate(
             ns="t", key="k", sections=[MarkdownSection(title="P", template="", children=[child])]
         )
         assert template.section(("p", "c")) is child
-        with pytest.raises(KeyError, match=r"no section at path \('c',\)"):
+        with pytest.raises(UnknownSectionError) as caught:
             template.section(("c",))
+        assert isinstance(caught.value, KeyError)
+        assert str(caught.value) == ("prompt 'k' has no section at path ('c',) (sections: p, p.c)")
+        assert caught.value.section_path == ("c",)

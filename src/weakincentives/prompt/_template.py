@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import TypeVar
 
-from weakincentives.errors import PromptRenderError, PromptValidationError
+from weakincentives.errors import PromptRenderError, PromptValidationError, UnknownSectionError
 from weakincentives.prompt._compile import compile_tree
 from weakincentives.prompt._generic import SubscriptAlias, subscript_args
 from weakincentives.prompt._open_sections import (
@@ -137,11 +137,15 @@ class PromptTemplate(Generic[OutputT]):
         return tuple(node.path for node in self._nodes)
 
     def section(self, path: SectionPath) -> Section[Any]:
-        """The section at ``path``; KeyError naming the path when there is none."""
+        """The section at ``path``; ``UnknownSectionError`` (a ``KeyError``) when there is none."""
         try:
             return self._by_path[path].section
         except KeyError:
-            raise KeyError(f"no section at path {path!r}") from None
+            known = ", ".join(".".join(p) for p in self._by_path) or "none"
+            raise UnknownSectionError(
+                f"prompt {self._name!r} has no section at path {path!r} (sections: {known})",
+                section_path=path if isinstance(path, tuple) else None,
+            ) from None
 
     def declared_tools(self) -> tuple[Tool[Any, Any], ...]:
         """Every function tool in the tree, depth-first, whatever renders."""

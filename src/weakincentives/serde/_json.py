@@ -1,11 +1,7 @@
-"""JSON-shaped type aliases shared by the serde package and its callers."""
+"""JSON-shaped type aliases shared by the serde package and its callers (defined below errors)."""
 
 from __future__ import annotations
 
+from weakincentives._json_value import JSONObject, JSONValue
+
 __all__ = ["JSONObject", "JSONValue"]
-
-type JSONValue = bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None
-"""Any value the standard ``json`` module reads or writes."""
-
-type JSONObject = dict[str, JSONValue]
-"""A JSON object, such as a JSON Schema document or a dumped dataclass."""
