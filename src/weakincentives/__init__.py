@@ -6,17 +6,10 @@ The most used names are re-exported here; each subpackage (``prompt``, ``runtime
 
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import TYPE_CHECKING
 
-from weakincentives.adapters import (
-    Halt,
-    OfflineAdapter,
-    PromptResponse,
-    ProviderAdapter,
-    ScriptedCall,
-    ScriptedTurn,
-    evaluate_with_disclosure,
-)
 from weakincentives.errors import (
     ParseError,
     PromptEvaluationError,
@@ -25,33 +18,88 @@ from weakincentives.errors import (
     ToolValidationError,
     WinkError,
 )
-from weakincentives.prompt import (
-    MarkdownSection,
-    OpenSectionsResult,
-    Prompt,
-    PromptTemplate,
-    RenderedPrompt,
-    Section,
-    SectionPath,
-    SectionVisibility,
-    Tool,
-    ToolContext,
-    ToolResult,
-    tool,
-)
-from weakincentives.runtime import (
-    EventBus,
-    InProcessEventBus,
-    PromptExecuted,
-    PromptRendered,
-    Session,
-    ToolInvoked,
-)
+
+if TYPE_CHECKING:
+    from weakincentives.adapters import (
+        Halt,
+        OfflineAdapter,
+        PromptResponse,
+        ProviderAdapter,
+        ScriptedCall,
+        ScriptedTurn,
+        evaluate_with_disclosure,
+    )
+    from weakincentives.prompt import (
+        MarkdownSection,
+        OpenSectionsResult,
+        Prompt,
+        PromptTemplate,
+        RenderedPrompt,
+        Section,
+        SectionPath,
+        SectionVisibility,
+        Tool,
+        ToolContext,
+        ToolResult,
+        tool,
+    )
+    from weakincentives.runtime import (
+        EventBus,
+        InProcessEventBus,
+        PromptExecuted,
+        PromptRendered,
+        Session,
+        ToolInvoked,
+    )
+
+# Everything but the errors is imported on first use, so ``import weakincentives`` stays
+# cheap (no asyncio, no SDKs, no schema generation) until a name is actually needed.
+_HOMES: dict[str, str] = {
+    "EventBus": "weakincentives.runtime",
+    "Halt": "weakincentives.adapters",
+    "InProcessEventBus": "weakincentives.runtime",
+    "MarkdownSection": "weakincentives.prompt",
+    "OfflineAdapter": "weakincentives.adapters",
+    "OpenSectionsResult": "weakincentives.prompt",
+    "Prompt": "weakincentives.prompt",
+    "PromptExecuted": "weakincentives.runtime",
+    "PromptRendered": "weakincentives.runtime",
+    "PromptResponse": "weakincentives.adapters",
+    "PromptTemplate": "weakincentives.prompt",
+    "ProviderAdapter": "weakincentives.adapters",
+    "RenderedPrompt": "weakincentives.prompt",
+    "ScriptedCall": "weakincentives.adapters",
+    "ScriptedTurn": "weakincentives.adapters",
+    "Section": "weakincentives.prompt",
+    "SectionPath": "weakincentives.prompt",
+    "SectionVisibility": "weakincentives.prompt",
+    "Session": "weakincentives.runtime",
+    "Tool": "weakincentives.prompt",
+    "ToolContext": "weakincentives.prompt",
+    "ToolInvoked": "weakincentives.runtime",
+    "ToolResult": "weakincentives.prompt",
+    "evaluate_with_disclosure": "weakincentives.adapters",
+    "tool": "weakincentives.prompt",
+}
 
 # A library never configures logging for its host application: this handler only
 # stops Python's last-resort handler from printing the library's records to stderr
 # when the application has set up no logging of its own. See docs/logging.md.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'weakincentives' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "EventBus",
