@@ -34,14 +34,26 @@ __all__ = ["CallLedger", "RoundResult", "run_tool_round"]
 
 @dataclass(slots=True)
 class CallLedger:
-    """Identical calls seen so far in one evaluation, to catch a model repeating itself."""
+    """Identical calls seen so far in one evaluation, to catch a model repeating itself.
+
+    A call counts once per turn: the same call issued twice in one turn is parallel
+    work the model asked for, not a loop.
+    """
 
     limit: int
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    _turn: set[tuple[str, str]] = field(default_factory=set)
+
+    def new_turn(self) -> None:
+        """Start counting the calls of the next turn."""
+        self._turn = set()
 
     def record(self, call: ToolCall, prompt_name: str) -> int:
         """Count ``call``; raise phase ``tool`` once it exceeds the limit. Returns the count."""
         key = (call.name, _argument_key(call.arguments))
+        if key in self._turn:
+            return self.counts[key]
+        self._turn.add(key)
         count = self.counts.get(key, 0) + 1
         self.counts[key] = count
         if count > self.limit:
@@ -114,13 +126,15 @@ class _Round:
 
     async def run(self, ledger: CallLedger) -> RoundResult:
         calls = self._calls
+        ledger.new_turn()
         runnable: set[int] = set()
         for index, call in enumerate(calls):
             if call.call_id in self._first_index:
                 continue
             self._first_index[call.call_id] = index
+            before = ledger.counts.get((call.name, _argument_key(call.arguments)), 0)
             count = ledger.record(call, self._scope.prompt.name)
-            if count > 1:
+            if count > 1 and count > before:
                 self._notes[index].append(_repeat_note(count))
             runnable.add(index)
         halt: Halt | None = None

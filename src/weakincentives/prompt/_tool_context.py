@@ -116,16 +116,7 @@ def build_tool_context(
             invocation_id=(id_factory or _new_id)(),
             timestamp=(clock or _now)(),
         )
-    frozen_extras: Mapping[str, object] = MappingProxyType({})
-    if extras:
-        bad = sorted(key for key in extras if not _EXTRA_KEY.fullmatch(key))
-        if bad:
-            raise PromptValidationError(
-                "ToolContext extras keys must be snake_case ASCII, got "
-                + ", ".join(map(repr, bad)),
-                tool_name=tool.name,
-            )
-        frozen_extras = MappingProxyType(dict(extras))
+    frozen_extras = _checked_extras(extras, tool_name=tool.name)
     return ToolContext(
         prompt=prompt,
         rendered_prompt=rendered_prompt,
@@ -138,6 +129,24 @@ def build_tool_context(
         response_accumulator=response_accumulator,
         extras=frozen_extras,
     )
+
+
+_NO_EXTRAS: Mapping[str, object] = MappingProxyType({})
+
+
+def _checked_extras(
+    extras: Mapping[str, object] | None, *, tool_name: str | None = None
+) -> Mapping[str, object]:
+    """``extras`` as a read-only copy; keys must be snake_case ASCII (PromptValidationError)."""
+    if not extras:
+        return _NO_EXTRAS
+    bad = sorted(key for key in extras if not isinstance(key, str) or not _EXTRA_KEY.fullmatch(key))
+    if bad:
+        raise PromptValidationError(
+            "ToolContext extras keys must be snake_case ASCII, got " + ", ".join(map(repr, bad)),
+            tool_name=tool_name,
+        )
+    return MappingProxyType(dict(extras))
 
 
 def _new_id() -> str:

@@ -38,7 +38,7 @@ from weakincentives.prompt import (
     ToolResult,
     build_tool_context,
 )
-from weakincentives.runtime._arguments import copy_json, decode_arguments
+from weakincentives.runtime._arguments import decode_arguments, fresh_copy
 from weakincentives.runtime._bus import PublishResult
 from weakincentives.runtime._events import ToolInvoked
 from weakincentives.runtime._messages import bounded, describe_exception, name_list
@@ -251,7 +251,9 @@ def _prepare(
         extras=scope.extras,
     )
     # The handler may change its params' dicts and lists; the record keeps what was sent.
-    return _Prepared(tool, copy_json(arguments), started, _Ready(tool, params, context))
+    return _Prepared(
+        tool, fresh_copy(call.arguments, arguments), started, _Ready(tool, params, context)
+    )
 
 
 def _handler_call(ready: _Ready) -> Callable[[], object]:

@@ -9,6 +9,7 @@ can be captured with :meth:`Session.snapshot` and restored with
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections import deque
@@ -159,7 +160,7 @@ class Session:
         event_type = type(event)
         with self._lock:
             self._refuse_while_reducing("apply")
-            registrations = self._reducers.get(event_type) or (_default_for(event_type),)
+            registrations = self._reducers.get(event_type) or _default_for(event_type)
             if all(registration.reducer is append for registration in registrations):
                 # Appending cannot fail, so there is nothing to compute before committing.
                 for registration in registrations:
@@ -297,8 +298,10 @@ class Session:
             )
 
 
-def _default_for(event_type: type[object]) -> _Registration:
-    return _Registration(slice_type=event_type, reducer=cast(_AnyReducer, append))
+@functools.cache
+def _default_for(event_type: type[object]) -> tuple[_Registration, ...]:
+    """The registrations of a type nobody registered a reducer for: append to its slice."""
+    return (_Registration(slice_type=event_type, reducer=cast(_AnyReducer, append)),)
 
 
 def _name(reducer: Callable[..., object]) -> str:
