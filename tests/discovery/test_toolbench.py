@@ -12,14 +12,19 @@ from weakincentives.discovery import ToolCatalog, ToolDiscovery
 
 
 def _data_dir() -> Path:
-    """The shared data directory beside the checkout, or WINK_TOOLBENCH_DIR."""
-    override = os.environ.get("WINK_TOOLBENCH_DIR")
-    candidates = [Path(override)] if override else []
-    candidates += [
-        Path(__file__).resolve().parents[3] / "shared" / "data" / "toolbench",
-        Path("/work/shared/data/toolbench"),
-    ]
-    return next((c for c in candidates if (c / "catalog.jsonl").is_file()), candidates[0])
+    """``../shared/data/toolbench`` beside the checkout, or where the environment points.
+
+    ``WINK_TOOLBENCH_DIR`` names the directory itself, ``WINK_DATA_DIR`` the shared data
+    directory holding it; nothing is read from an absolute path written here.
+    """
+    candidates: list[Path] = []
+    if override := os.environ.get("WINK_TOOLBENCH_DIR"):
+        candidates.append(Path(override))
+    if shared := os.environ.get("WINK_DATA_DIR"):
+        candidates.append(Path(shared) / "toolbench")
+    checkout = Path(__file__).resolve().parents[2]
+    candidates.append(checkout.parent / "shared" / "data" / "toolbench")
+    return next((c for c in candidates if (c / "catalog.jsonl").is_file()), candidates[-1])
 
 
 DATA = _data_dir()

@@ -33,6 +33,7 @@ from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeight
 from weakincentives.discovery._requests import MAX_LIMIT
 from weakincentives.discovery._responses import (
     CallResponse,
+    CatalogOverview,
     ExpandedTool,
     ListResponse,
     NodeMatch,
@@ -63,6 +64,7 @@ __all__ = [
     "CallToolParams",
     "CallableExecutor",
     "CatalogNode",
+    "CatalogOverview",
     "CatalogTool",
     "DiscoveryCalled",
     "DiscoveryError",

@@ -33,6 +33,7 @@ from weakincentives.discovery._listing import collect_listing
 from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
 from weakincentives.discovery._recovery import Recovery
 from weakincentives.discovery._requests import (
+    check_cursor,
     check_limit,
     check_path,
     check_tags,
@@ -41,6 +42,7 @@ from weakincentives.discovery._requests import (
 )
 from weakincentives.discovery._responses import (
     CallResponse,
+    CatalogOverview,
     ExpandedTool,
     ListResponse,
     NodeMatch,
@@ -139,6 +141,18 @@ class ToolDiscovery:
         """The search index (share it with other services over the same catalogue)."""
         return self._index
 
+    def overview(self) -> CatalogOverview:
+        """How many tools the caller may see, and the top-level categories holding them.
+
+        Everything here goes through the access policy, so text built from it (such
+        as a prompt section's introduction) never reveals a hidden tool or a
+        category that holds only hidden tools.
+        """
+        return CatalogOverview(
+            tool_count=self._view.count(()),
+            categories=tuple(self._node_pointer(node.path) for node in self._view.children(())),
+        )
+
     def list(
         self,
         path: Sequence[str] = (),
@@ -171,7 +185,7 @@ class ToolDiscovery:
             if not total and (wanted or text is not None):
                 raise self._recovery.no_listing_match(where, wanted, text)
             key = ("list", where, wanted, text, size)
-            offset = self._offset(key, cursor)
+            offset = self._offset(key, check_cursor(cursor))
         except DiscoveryError as error:
             raise self._failed(step, "list", error) from None
         end = offset + size
@@ -210,7 +224,7 @@ class ToolDiscovery:
             text = required_query(query)
             size = check_limit(limit)
             key = (operation, where, text, size)
-            offset = self._offset(key, cursor)
+            offset = self._offset(key, check_cursor(cursor))
             end = offset + size
             # One more than the page needs tells whether a next page exists.
             scope = self._view.scope(where)
