@@ -61,9 +61,9 @@ def test_the_catalogue_loads_with_its_categories(toolbench: ToolDiscovery) -> No
 def test_a_known_tool_is_found_for_its_query(
     toolbench: ToolDiscovery, query: str, tool_id: str
 ) -> None:
-    """Plain descriptions of a capability find the endpoint that provides it first."""
-    results = toolbench.search_tool_by_category(query, limit=5).results
-    assert results[0].tool_id == tool_id
+    """Plain descriptions of a capability find the endpoint that provides it in the top 3."""
+    results = toolbench.search_tool_by_category(query, limit=3).results
+    assert tool_id in [pointer.tool_id for pointer in results]
 
 
 def test_labelled_queries_mostly_find_their_tools(toolbench: ToolDiscovery) -> None:

@@ -50,11 +50,12 @@ from weakincentives.discovery._section import (
     SearchToolsParams,
     ToolDiscoverySection,
 )
-from weakincentives.discovery._service import ToolDiscovery
+from weakincentives.discovery._service import SEARCH_WINDOW, ToolDiscovery
 from weakincentives.discovery._text import tokenize
 
 __all__ = [
     "MAX_LIMIT",
+    "SEARCH_WINDOW",
     "AccessPolicy",
     "AllowAll",
     "BM25Index",
