@@ -28,6 +28,7 @@ from weakincentives.discovery._events import (
     audit_chain,
 )
 from weakincentives.discovery._executor import CallableExecutor, CallOutcome, ToolExecutor
+from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, load_index, save_index
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._requests import MAX_LIMIT
@@ -54,6 +55,7 @@ from weakincentives.discovery._service import SEARCH_WINDOW, ToolDiscovery
 from weakincentives.discovery._text import tokenize
 
 __all__ = [
+    "INDEX_FORMAT_VERSION",
     "MAX_LIMIT",
     "SEARCH_WINDOW",
     "AccessPolicy",
@@ -100,6 +102,8 @@ __all__ = [
     "ToolPointer",
     "TreePath",
     "audit_chain",
+    "load_index",
+    "save_index",
     "tokenize",
     "validate_json",
 ]

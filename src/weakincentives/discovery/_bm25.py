@@ -25,6 +25,8 @@ FALLBACK_CEILING = 0.1
 class BM25Index:
     """Inverted lists of tools, categories and stop words, plus what mixes them."""
 
+    catalog_fingerprint: str
+    """The catalogue this index was built for (checked when a saved index is loaded)."""
     tool_ids: tuple[str, ...]
     node_paths: tuple[TreePath, ...]
     tools: Postings

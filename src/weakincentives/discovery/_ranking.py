@@ -156,6 +156,7 @@ class BM25Ranker:
                 if key:
                     exact.setdefault(key, []).append(tool.tool_id)
         return BM25Index(
+            catalog_fingerprint=catalog.fingerprint,
             tool_ids=tuple(tool.tool_id for tool in tools),
             node_paths=tuple(node.path for node in node_list),
             tools=tool_postings,

@@ -58,7 +58,7 @@ from weakincentives.serde import JSONValue
 
 __all__ = ["SEARCH_WINDOW", "ToolDiscovery"]
 
-SEARCH_WINDOW = 100
+SEARCH_WINDOW = 50
 """How many of the best matches a search ranks; its cursors page through them.
 
 A fixed window makes every page cost the same (the first page already ranks
