@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from weakincentives._cli._catalog import catalog_search_command
+from weakincentives._cli._catalog_eval import catalog_eval_command
 from weakincentives._cli._demo import DemoOptions, run_demo
 from weakincentives._cli._render import render_command
 from weakincentives.errors import WinkError
@@ -63,6 +64,20 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--limit", type=int, default=10, help="results to show (1-50)")
     search.add_argument("--category", default=None, help="limit to a category path, A/B")
+    evaluate = catalog_commands.add_parser(
+        "eval",
+        help="measure how well a catalogue's tools are found",
+        description="Run labelled QUERIES (objects with query, relevant and optional qid; JSON "
+        "lines or a JSON array) against CATALOG and print R@k, MRR and the missed queries.",
+    )
+    evaluate.add_argument("catalog_file", metavar="CATALOG")
+    evaluate.add_argument("queries_file", metavar="QUERIES")
+    evaluate.add_argument("--k", type=int, default=5, help="cut-off for recall (1-10)")
+    evaluate.add_argument("--category", default=None, help="search within a category path, A/B")
+    evaluate.add_argument(
+        "--hide", action="append", default=[], metavar="TOOL_ID", help="hide a tool (repeatable)"
+    )
+    evaluate.add_argument("--show", type=int, default=20, help="missed queries to list")
     return parser
 
 
@@ -81,6 +96,16 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
             return run_demo(options, stream)
         if arguments.command == "render":
             return render_command(arguments.target, arguments.params, arguments.open, stream)
+        if arguments.command == "catalog" and arguments.catalog_command == "eval":
+            return catalog_eval_command(
+                arguments.catalog_file,
+                arguments.queries_file,
+                k=arguments.k,
+                category=arguments.category,
+                hidden=arguments.hide,
+                show=arguments.show,
+                out=stream,
+            )
         if arguments.command == "catalog":
             return catalog_search_command(
                 arguments.file,

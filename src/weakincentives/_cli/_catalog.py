@@ -1,12 +1,18 @@
-"""``python -m weakincentives catalog search FILE.jsonl QUERY``: search a tool catalogue."""
+"""``python -m weakincentives catalog search FILE QUERY``: search a tool catalogue.
+
+FILE holds JSON lines or one JSON array of tool records; ``--category`` matches
+each path segment case-insensitively and names the nearest categories when one
+is unknown.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TextIO
 
+from weakincentives._cli._catalog_eval import read_catalog, resolve_category
 from weakincentives._cli._render import CommandError
-from weakincentives.discovery import ToolCatalog, ToolDiscovery
+from weakincentives.discovery import ToolDiscovery
 
 __all__ = ["catalog_search_command"]
 
@@ -14,15 +20,13 @@ __all__ = ["catalog_search_command"]
 def catalog_search_command(
     file: str, query: str, *, limit: int, category: str | None, out: TextIO
 ) -> int:
-    """Rank a JSON-lines catalogue's tools for ``query`` and print the best ones."""
+    """Rank a catalogue's tools for ``query`` and print the best ones."""
     path = Path(file)
-    if not path.is_file():
-        raise CommandError(f"catalogue file {file!r} does not exist")
     if not query.strip():
         raise CommandError("QUERY must not be empty")
-    catalog = ToolCatalog.from_jsonl(path)
+    catalog = read_catalog(file)
     discovery = ToolDiscovery(catalog)
-    category_path = tuple(part for part in (category or "").split("/") if part)
+    category_path = resolve_category(discovery, category)
     response = discovery.search_tool_by_category(query, category_path, limit=limit)
     out.write(
         f"{len(catalog.tools)} tools in {path.name}; top {len(response.results)} for {query!r}\n"

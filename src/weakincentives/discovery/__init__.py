@@ -27,7 +27,12 @@ from weakincentives.discovery._events import (
     DiscoverySearched,
     audit_chain,
 )
-from weakincentives.discovery._executor import CallableExecutor, CallOutcome, ToolExecutor
+from weakincentives.discovery._executor import (
+    CallableExecutor,
+    CallOutcome,
+    ToolExecutor,
+    ToolFunction,
+)
 from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, load_index, save_index
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
@@ -99,6 +104,7 @@ __all__ = [
     "ToolDiscovery",
     "ToolDiscoverySection",
     "ToolExecutor",
+    "ToolFunction",
     "ToolPointer",
     "TreePath",
     "audit_chain",
