@@ -25,6 +25,7 @@ __all__ = [
     "DATASETS",
     "DataMissingError",
     "Dataset",
+    "DatasetName",
     "Query",
     "data_dir",
     "load",
