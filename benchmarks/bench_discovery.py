@@ -22,23 +22,29 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import random
 import re
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import cast
 
 from _tokens import TokenizerMissingError, count_tokens
-from _toolbench import Query, load_queries, load_records
+from _toolbench import DATASETS, DatasetName, Query, load_queries, load_records
 from rank_bm25 import BM25Okapi
 
 from weakincentives.discovery import (
+    BM25Index,
     BM25Ranker,
-    FieldWeights,
+    DiscoveryError,
     ToolCatalog,
     ToolDiscovery,
+    load_index,
+    save_index,
     tokenize,
 )
 
@@ -52,32 +58,40 @@ type Ranking = Callable[[str], Sequence[str]]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scores:
+    recall1: float
     recall5: float
     recall10: float
-    hit5: float
+    ndcg10: float
+    mrr: float
     comp5: float
 
 
 def evaluate(rank: Ranking, queries: Sequence[Query]) -> dict[str, Scores]:
-    """Mean metrics overall (key "all") and per query group."""
+    """Mean metrics overall (key "all") and per query group (definitions in SOURCE.md)."""
     sums: dict[str, list[float]] = {}
     for query in queries:
         top = list(rank(query.query))[:10]
         relevant = set(query.relevant)
-        top5 = set(top[:5])
+        gain = sum(1 / math.log2(i + 2) for i, tool_id in enumerate(top) if tool_id in relevant)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
+        first = next((i + 1 for i, tool_id in enumerate(top) if tool_id in relevant), None)
         row = (
-            len(relevant & top5) / len(relevant),
+            len(relevant & set(top[:1])) / len(relevant),
+            len(relevant & set(top[:5])) / len(relevant),
             len(relevant & set(top)) / len(relevant),
-            float(bool(relevant & top5)),
-            float(relevant <= top5),
+            gain / ideal,
+            1 / first if first else 0.0,
+            float(relevant <= set(top[:5])),
             1.0,
         )
         for key in ("all", query.group):
-            sums[key] = [a + b for a, b in zip(sums.get(key, [0.0] * 5), row, strict=True)]
-    return {
-        key: Scores(recall5=v[0] / v[4], recall10=v[1] / v[4], hit5=v[2] / v[4], comp5=v[3] / v[4])
-        for key, v in sums.items()
-    }
+            sums[key] = [a + b for a, b in zip(sums.get(key, [0.0] * 7), row, strict=True)]
+    return {key: Scores(**_means(v)) for key, v in sums.items()}
+
+
+def _means(v: list[float]) -> dict[str, float]:
+    names = ("recall1", "recall5", "recall10", "ndcg10", "mrr", "comp5")
+    return {name: total / v[6] for name, total in zip(names, v, strict=False)}
 
 
 # --- baselines -----------------------------------------------------------------------------
@@ -294,69 +308,102 @@ def ranking_of(discovery: ToolDiscovery) -> Ranking:
     """Top-10 tool ids from ``search_tool_by_category`` at the root."""
 
     def rank(query: str) -> list[str]:
-        results = discovery.search_tool_by_category(query, limit=10).results
+        try:
+            results = discovery.search_tool_by_category(query, limit=10).results
+        except DiscoveryError:
+            return []  # no tool shares a word with the query
         return [pointer.tool_id for pointer in results]
 
     return rank
 
 
 def print_quality(rows: Sequence[tuple[str, dict[str, Scores]]]) -> None:
-    print(f"{'ranker':<44}{'R@5':>7}{'R@10':>7}{'Hit@5':>7}{'Comp@5':>8}")
+    print(f"{'ranker':<46}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'nDCG10':>8}{'MRR':>7}{'Comp@5':>8}")
     for name, result in rows:
         s = result["all"]
-        print(f"{name:<44}{s.recall5:>7.3f}{s.recall10:>7.3f}{s.hit5:>7.3f}{s.comp5:>8.3f}")
+        print(
+            f"{name:<46}{s.recall1:>7.3f}{s.recall5:>7.3f}{s.recall10:>7.3f}"
+            f"{s.ndcg10:>8.3f}{s.mrr:>7.3f}{s.comp5:>8.3f}"
+        )
     groups = sorted(key for key in rows[0][1] if key != "all")
     print()
     print(
-        f"{'R@5 by group':<44}"
+        f"{'R@5 by group':<46}"
         + "".join(f"{g.replace('_instruction', '_inst'):>13}" for g in groups)
     )
     for name, result in rows:
-        print(f"{name:<44}" + "".join(f"{result[g].recall5:>13.3f}" for g in groups))
+        print(f"{name:<46}" + "".join(f"{result[g].recall5:>13.3f}" for g in groups))
+
+
+def bm25s_baseline(records: Sequence[Mapping[str, object]]) -> Ranking | None:
+    """bm25s (lucene BM25, k1 1.5, b 0.75) over name+summary+path, when it is installed."""
+    try:
+        import bm25s  # noqa: PLC0415 - optional baseline
+    except ImportError:
+        return None
+    ids = [str(record["tool_id"]) for record in records]
+    corpus = [
+        baseline_tokens(
+            f"{record['name']} {record['summary']} "
+            + " ".join(str(p) for p in cast("list[object]", record["path"]))
+        )
+        for record in records
+    ]
+    model = bm25s.BM25()
+    model.index(corpus, show_progress=False)
+
+    def rank(query: str) -> list[str]:
+        terms = [t for t in baseline_tokens(query) if t in model.vocab_dict]
+        if not terms:
+            return []
+        scores = model.get_scores(terms)
+        order = sorted(range(len(ids)), key=lambda i: -scores[i])
+        return [ids[i] for i in order[:10] if scores[i] > 0]
+
+    return rank
+
+
+def quality(name: DatasetName) -> None:
+    """The quality table for one shared data set, every system in this one run."""
+    records, queries = load_records(name), load_queries(name)
+    catalog = ToolCatalog.from_records(records)
+
+    def variant(ranker: BM25Ranker, *, diversify: bool = True) -> Ranking:
+        return ranking_of(ToolDiscovery(catalog, ranker=ranker, diversify=diversify))
+
+    rows = [
+        ("wink BM25F + diversification (default)", evaluate(variant(BM25Ranker()), queries)),
+        (
+            "wink BM25F, no diversification",
+            evaluate(variant(BM25Ranker(), diversify=False), queries),
+        ),
+        (
+            "  ablation: siblings not adaptive (w = 1)",
+            evaluate(variant(BM25Ranker(adaptive_siblings=False), diversify=False), queries),
+        ),
+        (
+            "  ablation: no sibling evidence",
+            evaluate(variant(BM25Ranker(sibling_weight=0), diversify=False), queries),
+        ),
+        ("rank-bm25 BM25Okapi name+summary+path", evaluate(bm25_baseline(records, True), queries)),
+    ]
+    okapi_s = bm25s_baseline(records)
+    if okapi_s is not None:
+        rows.append(("bm25s name+summary+path", evaluate(okapi_s, queries)))
+    print(f"== quality, {name}: {len(queries)} queries, {len(catalog)} tools, search at the root")
+    print_quality(rows)
+    print()
 
 
 def main() -> None:
+    for name in DATASETS:
+        quality(name)
     records = load_records()
     queries = load_queries()
     texts = [query.query for query in queries]
 
     catalog = ToolCatalog.from_records(records)
     service = ToolDiscovery(catalog)
-
-    def variant(ranker: BM25Ranker) -> Ranking:
-        index = ranker.index(catalog)
-        return lambda query: sorted(
-            (scores := index.score_tools(query)), key=lambda t: (-scores[t], t)
-        )[:10]
-
-    flat = FieldWeights(
-        name=1,
-        summary=1,
-        tags=1,
-        parent=1,
-        ancestors=1,
-        params=1,
-        length_damping=dict.fromkeys(
-            ("name", "summary", "tags", "parent", "ancestors", "params"), 0.75
-        ),
-    )
-    rows = [
-        ("wink default (BM25F + sibling evidence)", evaluate(ranking_of(service), queries)),
-        (
-            "  ablation: no sibling evidence",
-            evaluate(variant(BM25Ranker(sibling_weight=0)), queries),
-        ),
-        ("  ablation: flat field weights", evaluate(variant(BM25Ranker(weights=flat)), queries)),
-        (
-            "  ablation: no argument names",
-            evaluate(variant(BM25Ranker(weights=FieldWeights(params=0))), queries),
-        ),
-        ("  variant: siblings weigh 2x", evaluate(variant(BM25Ranker(sibling_weight=2)), queries)),
-        ("rank-bm25 BM25Okapi name+summary", evaluate(bm25_baseline(records, False), queries)),
-        ("rank-bm25 BM25Okapi name+summary+path", evaluate(bm25_baseline(records, True), queries)),
-    ]
-    print(f"== quality: {len(queries)} queries, {len(catalog)} tools, search at the root")
-    print_quality(rows)
 
     print()
     print("== speed")
@@ -407,6 +454,17 @@ def main() -> None:
         f"(their near-copies crowd them out), {folded['all'].recall5:.3f} counting a copy "
         "as its original"
     )
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "index.bin"
+        started = time.perf_counter()
+        save_index(cast("BM25Index", big_service.index), saved)
+        written = time.perf_counter()
+        load_index(saved, big)
+        loaded = time.perf_counter()
+        print(
+            f"index file at {len(big)}: {saved.stat().st_size / 2**20:.0f} MiB, "
+            f"save {(written - started):.2f} s, load {(loaded - written):.2f} s"
+        )
     del big_service, big
     gc.collect()
     tracemalloc.start()

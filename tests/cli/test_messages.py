@@ -176,6 +176,7 @@ def test_command_tree_is_complete() -> None:
         "wink render",
         "wink catalog",
         "wink catalog search",
+        "wink catalog eval",
     ]
 
 

@@ -17,6 +17,7 @@ from weakincentives.discovery import (
     ExpandedTool,
     SchemaViolation,
     ToolDiscovery,
+    ToolFunction,
 )
 from weakincentives.serde import JSONValue
 
@@ -168,3 +169,27 @@ class TestCallableExecutor:
         response = service.call_tool("storage.put_object", {})
         assert response.success is False
         assert response.message == "no implementation is registered for 'storage.put_object'"
+
+
+def test_a_tool_function_gets_validated_arguments_and_returns_an_outcome(
+    make_service: ServiceFactory,
+) -> None:
+    """ToolFunction is the public type of CallableExecutor's functions (see its docstring)."""
+    seen: list[Mapping[str, JSONValue]] = []
+
+    def rename(arguments: Mapping[str, JSONValue]) -> CallOutcome:
+        seen.append(arguments)
+        return CallOutcome(success=True, message="renamed", value={"changed_files": 3})
+
+    function: ToolFunction = rename
+    service = make_service(
+        executor=CallableExecutor(functions={"refactor.rename_symbol": function})
+    )
+    arguments: dict[str, JSONValue] = {"project_root": "/src", "symbol": "a", "new_name": "b"}
+    response = service.call_tool("refactor.rename_symbol", arguments)
+    assert (response.success, response.message, response.value) == (
+        True,
+        "renamed",
+        {"changed_files": 3},
+    )
+    assert seen == [arguments]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
 from typing import Literal
 
 import pytest
@@ -10,13 +11,16 @@ from hypothesis import strategies as st
 
 from weakincentives.discovery import (
     MAX_LIMIT,
+    SEARCH_WINDOW,
     BM25Ranker,
     CatalogTool,
     DiscoveryError,
     IdAccessPolicy,
+    RankIndex,
     ToolCatalog,
     ToolDiscovery,
     ToolPointer,
+    TreePath,
 )
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
 
@@ -107,7 +111,7 @@ def _expected(service: ToolDiscovery, request: _Request, hidden: frozenset[str])
     scores = _SERVICES[False, False].index.score_tools(query)
     prefix = f"{path[0].lower()}." if path else ""
     inside = [t for t in scores if t not in hidden and t.startswith(prefix)]
-    return sorted(inside, key=lambda tool_id: (-scores[tool_id], tool_id))
+    return sorted(inside, key=lambda tool_id: (-scores[tool_id], tool_id))[:SEARCH_WINDOW]
 
 
 @settings(max_examples=60, deadline=None)
@@ -120,7 +124,10 @@ def _expected(service: ToolDiscovery, request: _Request, hidden: frozenset[str])
 def test_paging_returns_every_visible_item_exactly_once_in_order(
     request: _Request, limit: int, hidden: bool, prune: bool
 ) -> None:
-    """Walking the cursors with any limit, pruned or not, yields the full ordered result once."""
+    """Walking the cursors with any limit, pruned or not, yields the ordered result once.
+
+    A search's result is its best ``SEARCH_WINDOW`` matches (120 tools exceed it).
+    """
     service = _SERVICES[hidden, prune]
     items = _walk(service, request, limit)
     assert len(items) == len(set(items))
@@ -130,16 +137,14 @@ def test_paging_returns_every_visible_item_exactly_once_in_order(
 
 class TestPages:
     def test_first_and_last_page(self) -> None:
-        """A cursor is given until the last page, which has none."""
+        """A cursor is given until the last page of the search window, which has none."""
         service = _SERVICES[False, False]
-        first = service.search_tool_by_category("records", limit=50)
+        first = service.search_tool_by_category("records", limit=30)
         assert first.next_cursor is not None
-        second = service.search_tool_by_category("records", limit=50, cursor=first.next_cursor)
-        assert second.next_cursor is not None
-        third = service.search_tool_by_category("records", limit=50, cursor=second.next_cursor)
-        assert third.next_cursor is None
-        assert len(first.results) == len(second.results) == 50
-        assert len(third.results) == 20
+        second = service.search_tool_by_category("records", limit=30, cursor=first.next_cursor)
+        assert second.next_cursor is None
+        assert len(first.results) == 30
+        assert len(second.results) == SEARCH_WINDOW - 30 == 20
 
     def test_limit_one_pages_one_item_at_a_time(self) -> None:
         """limit=1 is allowed and pages through single items."""
@@ -241,3 +246,36 @@ class TestBadCursors:
         first = service.search_tool_by_category("bucket object", limit=3)
         again = service.search_tool_by_category("bucket object", limit=3)
         assert _pointer_ids(first.results) == _pointer_ids(again.results)
+
+
+class _CountingIndex:
+    """Wraps an index and records every question asked of it, and the postings it reads."""
+
+    def __init__(self, inner: RankIndex) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, int | None]] = []
+
+    def score_tools(
+        self, query: str, *, top: int | None = None, within: Container[str] | None = None
+    ) -> Mapping[str, float]:
+        self.calls.append((query, top))
+        return self.inner.score_tools(query, top=top, within=within)
+
+    def score_nodes(
+        self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
+    ) -> Mapping[TreePath, float]:
+        self.calls.append((query, top))
+        return self.inner.score_nodes(query, top=top, within=within)
+
+
+def test_a_deep_page_asks_the_index_exactly_what_the_first_page_asked() -> None:
+    """Page 20 of a search costs what page 1 does: the same index calls, none growing with depth."""
+    counting = _CountingIndex(BM25Ranker(prune_above=0).index(BIG))
+    service = ToolDiscovery(BIG, index=counting, cursor_secret=SECRET, diversify=False)
+    page = service.search_tool_by_category("records", limit=1)
+    first = list(counting.calls)
+    for _ in range(19):
+        counting.calls.clear()
+        assert page.next_cursor is not None
+        page = service.search_tool_by_category("records", limit=1, cursor=page.next_cursor)
+    assert counting.calls == first == [("records", SEARCH_WINDOW)]

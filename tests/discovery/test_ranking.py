@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from weakincentives.discovery import (
 )
 from weakincentives.errors import ConfigValidationError
 
-from .conftest import ServiceFactory
+from .conftest import TOOLS, ServiceFactory
 
 
 def _order(scores: Mapping[str, float]) -> list[str]:
@@ -76,10 +77,33 @@ class TestBM25:
             CatalogTool(tool_id="b", name="route planner", paths=(("Maps",),)),
             CatalogTool(tool_id="c", name="route booking", paths=(("Travel",),)),
         ]
-        index = BM25Ranker().index(ToolCatalog(tools=tools))
+        index = BM25Ranker(adaptive_siblings=False).index(ToolCatalog(tools=tools))
         scores, nodes = index.score_tools("route"), index.score_nodes("route")
         best_category = max(nodes[("Maps",)], nodes[("Travel",)])
         assert scores["a"] == pytest.approx(0.5 * best_category)
+
+    def test_a_category_lends_as_much_as_it_is_specific(self) -> None:
+        """A category holding every tool lends nothing; one holding one tool lends fully."""
+        flat = ToolCatalog(
+            tools=[
+                CatalogTool(tool_id=f"t{i}", name=f"tool {i}", paths=(("All",),), summary=text)
+                for i, text in enumerate(("route planner", "weather", "music"))
+            ]
+        )
+        index = BM25Ranker().index(flat)
+        assert index.lend == (0.0,)
+        assert set(index.score_tools("route")) == {"t0"}
+        nested = ToolCatalog(
+            tools=[
+                CatalogTool(tool_id="a", name="alpha", paths=(("Maps",),)),
+                CatalogTool(tool_id="b", name="beta", paths=(("Other",),)),
+                CatalogTool(tool_id="c", name="gamma", paths=(("Other",),)),
+                CatalogTool(tool_id="d", name="delta", paths=(("Other",),)),
+            ]
+        )
+        lend = dict(zip(nested.nodes, BM25Ranker().index(nested).lend, strict=True))
+        assert lend[("Maps",)] == 1.0
+        assert lend[("Other",)] == pytest.approx(1 - math.log(3) / math.log(4))
 
     def test_nodes_are_scored_by_their_own_and_their_tools_text(self, catalog: ToolCatalog) -> None:
         """search_nodes material: a category matches through its summary or its tools."""
@@ -289,3 +313,25 @@ def test_pruning_looks_up_long_lists_for_the_few_remaining_candidates() -> None:
     exhaustive = BM25Ranker(sibling_weight=0).index(catalog).score_tools(query)
     pruned = BM25Ranker(sibling_weight=0, prune_above=0).index(catalog).score_tools(query, top=1)
     assert pruned == {"t007": exhaustive["t007"]}
+
+
+class TestLastResort:
+    def test_a_query_sharing_only_stop_words_still_finds_tools(self) -> None:
+        """Nothing but "what"/"is" in common: the tools sharing them come back, ranked low."""
+        tools = [
+            CatalogTool(tool_id="a", name="what is new", paths=(("X",),), summary="release notes"),
+            CatalogTool(tool_id="b", name="forecast", paths=(("X",),), summary="weather"),
+        ]
+        index = BM25Ranker().index(ToolCatalog(tools=tools))
+        scores = index.score_tools("What is the TAF for EGLL?")
+        assert set(scores) == {"a"}
+        assert 0 < scores["a"] <= 0.1
+        assert index.score_tools("zzz qqq") == {}
+
+    def test_relevance_of_matches_a_full_search_for_a_lone_category(self) -> None:
+        """The lookup path gives a candidate the same relevance a search does."""
+        index = BM25Ranker().index(ToolCatalog(tools=TOOLS))
+        full = index.score_tools("bucket object upload")
+        some = index.relevance_of("bucket object upload", ["storage.put_object", "lint.run_linter"])
+        assert some == {"storage.put_object": pytest.approx(full["storage.put_object"])}
+        assert index.relevance_of("zzz", ["storage.put_object", "unknown"]) == {}

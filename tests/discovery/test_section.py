@@ -19,6 +19,7 @@ from weakincentives.discovery import (
     DiscoveryFailure,
     DiscoverySearched,
     ExpandedTool,
+    IdAccessPolicy,
     SearchToolsResponse,
     ToolCatalog,
     ToolDiscovery,
@@ -112,6 +113,18 @@ class TestRendering:
         assert "catalogue of 2 tools" in rendered.text
         assert "Always `expand_tool` before `call_tool`" in rendered.text
         assert "Top-level categories: Ops." in rendered.text
+
+    def test_the_text_counts_and_names_only_what_the_caller_may_see(self) -> None:
+        """A policy hiding tools changes the count, and an all-hidden category is not named."""
+        catalog = ToolCatalog.from_tools(
+            [(("Ops", "Deploys"), ROLLBACK), (("Secret",), SCALE)],
+            nodes=[CatalogNode(name="Ops", path=("Ops",), summary="Run production services")],
+        )
+        hidden = IdAccessPolicy(hidden=frozenset({"scale_service"}))
+        text = prompt_with(ToolDiscovery(catalog, access=hidden)).render().text
+        assert "catalogue of 1 tools" in text
+        assert "Top-level categories: Ops." in text
+        assert "Secret" not in text
 
 
 class TestEndToEnd:

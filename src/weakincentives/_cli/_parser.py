@@ -1,4 +1,4 @@
-"""The command tree: ``wink demo``, ``wink render``, ``wink catalog search``."""
+"""The command tree: ``wink demo``, ``wink render``, ``wink catalog search|eval``."""
 
 from __future__ import annotations
 
@@ -38,4 +38,5 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     _render.register(commands)
     catalog = _catalog.register(commands)
     _catalog.register_search(catalog)
+    _catalog.register_eval(catalog)
     return parser

@@ -27,12 +27,19 @@ from weakincentives.discovery._events import (
     DiscoverySearched,
     audit_chain,
 )
-from weakincentives.discovery._executor import CallableExecutor, CallOutcome, ToolExecutor
+from weakincentives.discovery._executor import (
+    CallableExecutor,
+    CallOutcome,
+    ToolExecutor,
+    ToolFunction,
+)
+from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, load_index, save_index
 from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._requests import MAX_LIMIT
 from weakincentives.discovery._responses import (
     CallResponse,
+    CatalogOverview,
     ExpandedTool,
     ListResponse,
     NodeMatch,
@@ -49,11 +56,13 @@ from weakincentives.discovery._section import (
     SearchToolsParams,
     ToolDiscoverySection,
 )
-from weakincentives.discovery._service import ToolDiscovery
+from weakincentives.discovery._service import SEARCH_WINDOW, ToolDiscovery
 from weakincentives.discovery._text import tokenize
 
 __all__ = [
+    "INDEX_FORMAT_VERSION",
     "MAX_LIMIT",
+    "SEARCH_WINDOW",
     "AccessPolicy",
     "AllowAll",
     "BM25Index",
@@ -63,6 +72,7 @@ __all__ = [
     "CallToolParams",
     "CallableExecutor",
     "CatalogNode",
+    "CatalogOverview",
     "CatalogTool",
     "DiscoveryCalled",
     "DiscoveryError",
@@ -94,9 +104,12 @@ __all__ = [
     "ToolDiscovery",
     "ToolDiscoverySection",
     "ToolExecutor",
+    "ToolFunction",
     "ToolPointer",
     "TreePath",
     "audit_chain",
+    "load_index",
+    "save_index",
     "tokenize",
     "validate_json",
 ]

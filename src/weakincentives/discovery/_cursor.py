@@ -63,7 +63,12 @@ class CursorCodec:
                 "repeat the request without a cursor",
                 cursor=cursor,
             )
-        body = json.loads(_unb64(payload) or b"null")
+        try:
+            body = json.loads(_unb64(payload) or b"null")
+        except (ValueError, RecursionError):
+            # Signed but not our JSON (a leaked secret, or a bug in another version): the
+            # decoder's UnicodeDecodeError, JSONDecodeError or RecursionError is ours to report.
+            body = None
         offset = body.get("o") if isinstance(body, dict) else None
         if not isinstance(offset, int) or offset < 0 or body.get("v") != _VERSION:
             raise CursorError("cursor payload is unreadable", cursor=cursor)

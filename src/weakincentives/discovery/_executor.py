@@ -17,7 +17,7 @@ from typing import Protocol
 from weakincentives.discovery._catalog import CatalogTool
 from weakincentives.serde import JSONValue
 
-__all__ = ["CallOutcome", "CallableExecutor", "ToolExecutor"]
+__all__ = ["CallOutcome", "CallableExecutor", "ToolExecutor", "ToolFunction"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +41,20 @@ class ToolExecutor(Protocol):
 
 
 type ToolFunction = Callable[[Mapping[str, JSONValue]], CallOutcome]
+"""What :class:`CallableExecutor` runs for one tool id.
+
+It receives the call's arguments, already validated against the tool's
+``args_schema`` (a read-only mapping of JSON values), and returns a
+:class:`CallOutcome`: ``success``, a short ``message`` for the model and an
+optional JSON ``value``. An exception it raises becomes a failed call whose
+message names the exception; it never escapes ``call_tool``. For example::
+
+    def forecast(arguments: Mapping[str, JSONValue]) -> CallOutcome:
+        city = str(arguments["city"])
+        return CallOutcome(success=True, message=f"sunny in {city}", value={"sky": "clear"})
+
+    executor = CallableExecutor(functions={"weather.forecast": forecast})
+"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +66,7 @@ class CallableExecutor:
     """
 
     functions: Mapping[str, ToolFunction] = field(default_factory=dict)
+    """Tool id -> the :data:`ToolFunction` that runs it."""
 
     def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
         """Call the function registered for ``tool.tool_id``."""

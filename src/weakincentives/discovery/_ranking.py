@@ -1,4 +1,4 @@
-"""Ranking seam and the default BM25F ranker.
+"""Ranking seam and the default BM25F ranker's index construction.
 
 A :class:`Ranker` turns a catalogue into a :class:`RankIndex` once; the index
 then scores queries. Scores are relevances in ``(0, 1]`` keyed by tool id or
@@ -11,17 +11,15 @@ produce comparable numbers in that range.
 
 from __future__ import annotations
 
-import heapq
 import math
-from array import array
-from bisect import bisect_left
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Protocol
 
+from weakincentives.discovery._bm25 import BM25Index
 from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
-from weakincentives.discovery._text import tokenize
+from weakincentives.discovery._postings import Postings, PostingsBuilder
+from weakincentives.discovery._text import stop_terms, tokenize
 
 __all__ = ["BM25Index", "BM25Ranker", "FieldWeights", "RankIndex", "Ranker"]
 
@@ -55,6 +53,10 @@ class Ranker(Protocol):
     def index(self, catalog: ToolCatalog) -> RankIndex:
         """Precompute whatever scoring needs (inverted lists, embeddings) for ``catalog``."""
         ...
+
+
+_FIELDS = ("name", "summary", "tags", "parent", "ancestors", "params")
+type _Document = dict[str, list[str]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,10 +94,6 @@ class FieldWeights:
         return float(getattr(self, field_name))
 
 
-_FIELDS = ("name", "summary", "tags", "parent", "ancestors", "params")
-type _Document = dict[str, list[str]]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BM25Ranker:
     """BM25F over tool and category documents, with evidence shared between siblings.
@@ -104,18 +102,24 @@ class BM25Ranker:
     category directly holding it (whose document pools the names and
     summaries of all its tools), because endpoints of one API are usually
     wanted together and one endpoint's terse summary is explained by its
-    siblings. Each part is divided by the best score any document could reach
-    for the query (every known query term saturated), then mixed as
-    ``(own + sibling_weight * category) / (1 + sibling_weight)``, so the result
-    is in ``(0, 1]`` and does not depend on which other tools matched. A query
-    whose terms equal a tool's name terms exactly gives that tool 1.0.
+    siblings. How much a category lends is measured from the catalogue when
+    the index is built: a category holding a large share of the catalogue
+    says little about any one of its tools, so its weight is
+    ``sibling_weight * (1 - ln(size) / ln(catalogue size))`` (full for a
+    category of one tool, zero for one holding everything). Each part is
+    divided by the best score any document could reach for the query, then
+    mixed as ``(own + w * category) / (1 + w)``, so the result is in
+    ``(0, 1]`` and does not depend on which other tools matched. A query whose
+    terms equal a tool's name terms exactly gives that tool 1.0.
     """
 
     weights: FieldWeights = field(default_factory=FieldWeights)
     k1: float = 1.2
     """Term-frequency saturation: higher lets repeated terms count for longer."""
     sibling_weight: float = 1.0
-    """Weight of the holding category's score relative to the tool's own."""
+    """Weight of a fully specific category's score relative to the tool's own."""
+    adaptive_siblings: bool = True
+    """Scale each category's weight by how specific it is (see the class docstring)."""
     sibling_limit: int | None = 16
     """Only the best-scoring categories lend evidence (None: all); bounds the work per query."""
     prune_above: int = 4096
@@ -126,248 +130,93 @@ class BM25Ranker:
         """Build the inverted indexes for ``catalog``'s tools and categories."""
         tools = catalog.tools
         node_list = tuple(catalog.nodes.values())
+        node_at = {node.path: k for k, node in enumerate(node_list)}
+        members = [catalog.tools_at(node.path) for node in node_list]
+        lend = [self._lend_weight(len(group), len(tools)) for group in members]
+        tool_lend = [lend[node_at[tool.path]] if tool.path in node_at else 0.0 for tool in tools]
         tool_docs = [_tool_document(tool) for tool in tools]
-        members = _members(catalog, node_list)
+        weights, k1 = self.weights, self.k1
+        tool_postings = _collection(tool_docs, weights, k1, self.prune_above, tool_lend)
         node_docs = [
             _node_document(node, [tool_docs[i] for i in members[k]], catalog.children(node.path))
             for k, node in enumerate(node_list)
         ]
+        node_postings = _collection(node_docs, weights, k1, self.prune_above, None)
+        del node_docs
+        stops = PostingsBuilder()
+        for tool in tools:
+            stops.add(dict.fromkeys(stop_terms(f"{tool.name} {tool.summary}"), 1.0), k1=k1)
         exact: dict[tuple[str, ...], list[str]] = {}
         for tool in tools:
-            for key in {tuple(tokenize(tool.name)), tuple(tokenize(tool.tool_id))}:
+            keys = {
+                tuple(tokenize(tool.name, joined=False)),
+                tuple(tokenize(tool.tool_id, joined=False)),
+            }
+            for key in keys:
                 if key:
                     exact.setdefault(key, []).append(tool.tool_id)
-        shared = frozenset(
-            position for position, tool in enumerate(tools) if len(set(tool.paths)) > 1
-        )
         return BM25Index(
+            catalog_fingerprint=catalog.fingerprint,
             tool_ids=tuple(tool.tool_id for tool in tools),
             node_paths=tuple(node.path for node in node_list),
-            tools=_Collection.build(tool_docs, self.weights, self.k1, self.prune_above),
-            nodes=_Collection.build(node_docs, self.weights, self.k1, self.prune_above),
-            shared=shared,
-            members=tuple(tuple(m) for m in members),
+            tools=tool_postings,
+            nodes=node_postings,
+            stops=stops.build(k1, self.prune_above),
+            shared=frozenset(p for p, tool in enumerate(tools) if len(set(tool.paths)) > 1),
+            members=tuple(members),
+            holders=_holders(members, len(tools)),
+            positions={tool.tool_id: p for p, tool in enumerate(tools)},
+            lend=tuple(lend),
+            tool_lend=tuple(tool_lend),
             exact={key: tuple(ids) for key, ids in exact.items()},
-            sibling_weight=self.sibling_weight,
             sibling_limit=self.sibling_limit,
         )
 
-
-class _Collection:
-    """An inverted index with BM25F impacts premultiplied by idf."""
-
-    __slots__ = ("ceiling", "peak", "postings", "prune_above")
-
-    def __init__(
-        self,
-        postings: dict[str, tuple[array[int], array[float]]],
-        ceiling: dict[str, float],
-        peak: dict[str, float],
-        prune_above: int,
-    ) -> None:
-        self.prune_above = prune_above
-        """Below this many postings per query, reading them all beats pruning."""
-        self.postings = postings
-        self.ceiling = ceiling
-        """Best contribution a term could make (idf * (k1 + 1)); normalises relevance."""
-        self.peak = peak
-        """Largest contribution a term actually makes to any document; bounds pruning."""
-
-    @classmethod
-    def build(
-        cls, docs: Sequence[_Document], weights: FieldWeights, k1: float, prune_above: int
-    ) -> _Collection:
-        count = len(docs) or 1
-        average = {name: (sum(len(doc[name]) for doc in docs) / count) or 1.0 for name in _FIELDS}
-        raw: dict[str, tuple[list[int], list[float]]] = {}
-        for position, doc in enumerate(docs):
-            pseudo: dict[str, float] = {}
-            for name in _FIELDS:
-                terms, weight = doc[name], weights.weight(name)
-                if not terms or weight == 0:
-                    continue
-                damping = weights.length_damping.get(name, 0.75)
-                norm = weight / (1 - damping + damping * len(terms) / average[name])
-                for term in terms:
-                    pseudo[term] = pseudo.get(term, 0.0) + norm
-            for term, freq in pseudo.items():
-                ids, impacts = raw.setdefault(term, ([], []))
-                ids.append(position)
-                impacts.append(freq * (k1 + 1) / (k1 + freq))
-        postings: dict[str, tuple[array[int], array[float]]] = {}
-        ceiling: dict[str, float] = {}
-        peak: dict[str, float] = {}
-        for term, (ids, impacts) in raw.items():
-            idf = math.log(1 + (count - len(ids) + 0.5) / (len(ids) + 0.5))
-            postings[term] = (array("I", ids), array("d", [idf * v for v in impacts]))
-            ceiling[term] = idf * (k1 + 1)
-            peak[term] = idf * max(impacts)
-        return cls(postings, ceiling, peak, prune_above)
-
-    def ceiling_of(self, terms: Iterable[str]) -> float:
-        """The normalising ceiling of a query: what a perfect document would score."""
-        return sum(self.ceiling[term] for term in dict.fromkeys(terms) if term in self.postings)
-
-    def score(
-        self,
-        terms: Iterable[str],
-        *,
-        top: int | None = None,
-        accept: Callable[[int], bool] | None = None,
-        bonus: Mapping[int, float] | None = None,
-    ) -> dict[int, float]:
-        """Sum the impacts of ``terms`` (plus any ``bonus``) by document position.
-
-        Documents in ``bonus`` start from their bonus and are always scored.
-        Without ``top`` every matching document is scored. With ``top`` the
-        scoring is MaxScore-style: terms are read strongest first, and once
-        the ``top``-th best accepted document beats everything the unread
-        terms could still add, no new documents are admitted and documents
-        that can no longer reach the best ``top`` are dropped. What is
-        returned then includes the best ``top`` accepted documents, all with
-        exact scores.
-        """
-        # Strongest terms first, in both modes, so sums are formed in the same order.
-        present = sorted(
-            (term for term in dict.fromkeys(terms) if term in self.postings),
-            key=lambda term: (-self.peak[term], term),
-        )
-        scores: dict[int, float] = dict(bonus or {})
-        postings = self.postings
-        if top is None or sum(len(postings[term][0]) for term in present) <= self.prune_above:
-            get = scores.get
-            for term in present:
-                for position, impact in zip(*self.postings[term], strict=True):
-                    scores[position] = get(position, 0.0) + impact
-            return scores
-        return _top_scores(self, present, scores=scores, top=top, accept=accept)
+    def _lend_weight(self, size: int, total: int) -> float:
+        if not self.adaptive_siblings:
+            return self.sibling_weight
+        if size == 0 or total <= 1:
+            return 0.0
+        return self.sibling_weight * max(0.0, 1.0 - math.log(size) / math.log(total))
 
 
-def _top_scores(
-    collection: _Collection,
-    present: list[str],
-    *,
-    scores: dict[int, float],
-    top: int,
-    accept: Callable[[int], bool] | None,
-) -> dict[int, float]:
-    # A small margin keeps float rounding in the running sums from pruning a tie.
-    remaining = sum(collection.peak[term] for term in present) + 1e-9
-    get, value = scores.get, scores.__getitem__
-    leaders: list[int] = heapq.nlargest(top, _accepted(scores, accept), key=value)
-    live: set[int] | None = None
-    for term in present:
-        ids, impacts = collection.postings[term]
-        remaining -= collection.peak[term]
-        if live is None:
-            for position, impact in zip(ids, impacts, strict=True):
-                scores[position] = get(position, 0.0) + impact
-            # Only this term's documents changed: the new leaders are among them
-            # and the previous leaders, so there is no need to rescan every score.
-            changed = _accepted({*leaders, *ids}, accept)
-            leaders = heapq.nlargest(top, changed, key=value)
-            if len(leaders) < top or scores[leaders[-1]] <= remaining:
+def _collection(
+    docs: Sequence[_Document],
+    weights: FieldWeights,
+    k1: float,
+    prune_above: int,
+    lend: Sequence[float] | None,
+) -> Postings:
+    count = len(docs) or 1
+    average = {name: (sum(len(doc[name]) for doc in docs) / count) or 1.0 for name in _FIELDS}
+    norms = []
+    for name in _FIELDS:
+        weight = weights.weight(name)
+        damping = weights.length_damping.get(name, 0.75)
+        norms.append((name, weight, damping, average[name]))
+    builder = PostingsBuilder()
+    for position, doc in enumerate(docs):
+        pseudo: dict[str, float] = {}
+        get = pseudo.get
+        for name, weight, damping, mean in norms:
+            terms = doc[name]
+            if not terms or weight == 0:
                 continue
-            candidates: Iterable[int] = _accepted(scores, accept)
-        else:
-            _update(live, ids, impacts, scores)
-            candidates = live
-        floor = min(scores[position] for position in leaders) - remaining
-        live = {position for position in candidates if scores[position] >= floor}
-        leaders = heapq.nlargest(top, live, key=value)
-    if live is None:
-        return scores
-    return {position: scores[position] for position in live}
+            norm = weight / (1 - damping + damping * len(terms) / mean)
+            for term in terms:
+                pseudo[term] = get(term, 0.0) + norm
+        # A tool that borrows category evidence keeps 1 / (1 + w) of its own score.
+        factor = 1.0 if lend is None else 1.0 / (1.0 + lend[position])
+        builder.add(pseudo, k1=k1, factor=factor)
+    return builder.build(k1, prune_above)
 
 
-def _accepted(positions: Iterable[int], accept: Callable[[int], bool] | None) -> Iterable[int]:
-    if accept is None:
-        return positions
-    return [position for position in positions if accept(position)]
-
-
-def _update(
-    live: set[int], ids: array[int], impacts: array[float], scores: dict[int, float]
-) -> None:
-    """Add one term's impacts to the live documents, by lookup when they are few."""
-    if len(live) * 16 < len(ids):
-        for position in live:
-            index = bisect_left(ids, position)
-            if index < len(ids) and ids[index] == position:
-                scores[position] += impacts[index]
-        return
-    for position, impact in zip(ids, impacts, strict=True):
-        if position in live:
-            scores[position] += impact
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BM25Index:
-    """The query side of :class:`BM25Ranker`; immutable and safe to share."""
-
-    tool_ids: tuple[str, ...]
-    node_paths: tuple[TreePath, ...]
-    tools: _Collection
-    nodes: _Collection
-    shared: frozenset[int]
-    """Positions of tools that sit in more than one category."""
-    members: tuple[tuple[int, ...], ...]
-    exact: Mapping[tuple[str, ...], tuple[str, ...]]
-    sibling_weight: float
-    sibling_limit: int | None
-
-    def score_tools(
-        self, query: str, *, top: int | None = None, within: Container[str] | None = None
-    ) -> Mapping[str, float]:
-        """Score matching tools; see :class:`BM25Ranker` for the formula and the hints."""
-        terms = tokenize(query)
-        alpha = self.sibling_weight
-        lenders: list[tuple[int, float]] = []
-        group_scale = 0.0
-        if alpha > 0:
-            node_ceiling = self.nodes.ceiling_of(terms)
-            groups = self.nodes.score(terms, top=self.sibling_limit)
-            group_scale = alpha / (node_ceiling * (1 + alpha)) if node_ceiling else 0.0
-            limit = self.sibling_limit
-            lenders = list(groups.items())
-            if limit is not None and len(lenders) > limit:
-                lenders = heapq.nlargest(limit, lenders, key=itemgetter(1))
-        members, shared, ids = self.members, self.shared, self.tool_ids
-        # Category evidence per tool: a tool in several categories takes its best one.
-        evidence: dict[int, float] = {}
-        for node, score in lenders:
-            lent = score * group_scale
-            for position in members[node]:
-                if position not in shared or lent > evidence.get(position, 0.0):
-                    evidence[position] = lent
-        own_ceiling = self.tools.ceiling_of(terms)
-        if not own_ceiling:
-            # No query term names any tool: only category evidence is left.
-            result = {ids[position]: lent for position, lent in evidence.items()}
-        else:
-            own_scale = 1 / (own_ceiling * (1 + alpha))
-            accept = None if within is None else (lambda position: ids[position] in within)
-            # Evidence enters the scoring in own-score units so pruning accounts for it.
-            bonus = {position: lent / own_scale for position, lent in evidence.items()}
-            own = self.tools.score(terms, top=top, accept=accept, bonus=bonus)
-            # Rounding can push a perfect match a hair over 1; relevances are capped at 1.
-            result = {ids[p]: min(score * own_scale, 1.0) for p, score in own.items()}
-        for tool_id in self.exact.get(tuple(terms), ()):
-            result[tool_id] = 1.0
-        return result
-
-    def score_nodes(
-        self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
-    ) -> Mapping[TreePath, float]:
-        """Score matching categories by their own BM25F documents."""
-        paths = self.node_paths
-        accept = None if within is None else (lambda position: paths[position] in within)
-        terms = tokenize(query)
-        ceiling = self.nodes.ceiling_of(terms)
-        scores = self.nodes.score(terms, top=top, accept=accept)
-        if not ceiling:
-            return {}
-        return {paths[k]: min(score / ceiling, 1.0) for k, score in scores.items()}
+def _holders(members: Sequence[Sequence[int]], count: int) -> tuple[tuple[int, ...], ...]:
+    holders: list[list[int]] = [[] for _ in range(count)]
+    for node, group in enumerate(members):
+        for position in group:
+            holders[position].append(node)
+    return tuple(tuple(nodes) for nodes in holders)
 
 
 def _params(tool: CatalogTool) -> list[str]:
@@ -406,7 +255,3 @@ def _node_document(
         for name in ("name", "summary", "tags", "params"):
             doc[name].extend(member[name])
     return doc
-
-
-def _members(catalog: ToolCatalog, nodes: Sequence[CatalogNode]) -> list[list[int]]:
-    return [list(catalog.tools_at(node.path)) for node in nodes]

@@ -8,12 +8,14 @@ a bad request learns what to send instead.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from weakincentives.discovery._catalog import TreePath
 from weakincentives.discovery._errors import DiscoveryError
 
 __all__ = [
     "MAX_LIMIT",
+    "check_cursor",
     "check_limit",
     "check_path",
     "check_tags",
@@ -36,40 +38,60 @@ def check_limit(limit: object) -> int:
     return limit
 
 
-def check_path(path: Sequence[str]) -> TreePath:
+def _is_list_of_str(value: object) -> bool:
+    """A list or tuple of strings; a bare string, None or a mapping is a mistake."""
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+
+
+def check_path(path: object) -> TreePath:
     """Accept a list of category names (a bare string is a mistake, not a one-segment path)."""
-    if isinstance(path, str) or not all(isinstance(part, str) for part in path):
+    if not _is_list_of_str(path):
         raise DiscoveryError(
             f"path must be a list of category names, got {path!r}",
             code="INVALID_REQUEST",
             next_action='pass the path as a list such as ["Storage", "Buckets"]',
         )
-    return tuple(path)
+    return tuple(cast("Sequence[str]", path))
 
 
-def check_tags(tags: Sequence[str]) -> tuple[str, ...]:
+def check_tags(tags: object) -> tuple[str, ...]:
     """Accept a list of tags; return them case-folded, deduplicated and sorted."""
-    if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+    if not _is_list_of_str(tags):
         raise DiscoveryError(
             f"tags must be a list of strings, got {tags!r}",
             code="INVALID_REQUEST",
             next_action='pass tags as a list such as ["auth"]',
         )
-    return tuple(sorted({tag.casefold() for tag in tags if tag.strip()}))
+    return tuple(sorted({tag.casefold() for tag in cast("Sequence[str]", tags) if tag.strip()}))
 
 
-def optional_query(query: str | None) -> str | None:
+def check_cursor(cursor: object) -> str | None:
+    """Accept None or a string (what ``next_cursor`` held); the codec checks the rest."""
+    if cursor is not None and not isinstance(cursor, str):
+        raise DiscoveryError(
+            f"cursor must be the next_cursor string of the previous page, got "
+            f"{type(cursor).__name__}",
+            code="INVALID_REQUEST",
+            next_action="pass next_cursor exactly as it was returned, or omit the cursor",
+        )
+    return cursor
+
+
+def optional_query(query: object) -> str | None:
     """A blank query counts as no query."""
     if query is None:
         return None
+    if not isinstance(query, str):
+        return required_query(query)
     return required_query(query) if query.strip() else None
 
 
 def required_query(query: object) -> str:
     """Accept a non-blank string, stripped."""
     if not isinstance(query, str) or not query.strip():
+        got = "an empty string" if isinstance(query, str) else type(query).__name__
         raise DiscoveryError(
-            "query must be a non-empty description of the capability you need",
+            f"query must be a non-empty description of the capability you need, got {got}",
             code="INVALID_REQUEST",
             next_action='repeat the request with a query such as "upload a file"',
         )

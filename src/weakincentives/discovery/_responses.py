@@ -10,6 +10,7 @@ from weakincentives.serde import JSONValue
 
 __all__ = [
     "CallResponse",
+    "CatalogOverview",
     "ExpandedTool",
     "ListResponse",
     "NodeMatch",
@@ -104,3 +105,13 @@ class CallResponse:
     success: bool
     message: str
     value: JSONValue = field(default=None, hash=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogOverview:
+    """What one caller may see of a catalogue at a glance (used by section text)."""
+
+    tool_count: int
+    """Tools visible to the caller."""
+    categories: tuple[NodePointer, ...]
+    """Top-level categories holding at least one visible tool, in name order."""

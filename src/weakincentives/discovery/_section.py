@@ -130,9 +130,11 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
         title: str = "Tool Discovery",
     ) -> None:
         self._discovery = discovery
-        catalog = discovery.catalog
-        roots = ", ".join(node.name for node in catalog.children(())) or "none"
-        template = _RULES.format(count=len(catalog.tools), roots=roots.replace("$", "$$"))
+        # Only what the caller may see: a count or a category name would otherwise
+        # reveal tools the access policy hides.
+        overview = discovery.overview()
+        roots = ", ".join(node.name for node in overview.categories) or "none"
+        template = _RULES.format(count=overview.tool_count, roots=roots.replace("$", "$$"))
         super().__init__(title=title, key=key, template=template, tools=self._build_tools())
 
     @property

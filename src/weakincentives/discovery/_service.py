@@ -19,6 +19,7 @@ from typing import Literal
 from weakincentives.discovery._access import AccessPolicy
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
+from weakincentives.discovery._diversify import diversify
 from weakincentives.discovery._errors import DiscoveryError
 from weakincentives.discovery._events import (
     DiscoveryCalled,
@@ -33,6 +34,7 @@ from weakincentives.discovery._listing import collect_listing
 from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
 from weakincentives.discovery._recovery import Recovery
 from weakincentives.discovery._requests import (
+    check_cursor,
     check_limit,
     check_path,
     check_tags,
@@ -41,6 +43,7 @@ from weakincentives.discovery._requests import (
 )
 from weakincentives.discovery._responses import (
     CallResponse,
+    CatalogOverview,
     ExpandedTool,
     ListResponse,
     NodeMatch,
@@ -53,7 +56,14 @@ from weakincentives.discovery._view import CatalogView
 from weakincentives.errors import ConfigValidationError, CursorError
 from weakincentives.serde import JSONValue
 
-__all__ = ["ToolDiscovery"]
+__all__ = ["SEARCH_WINDOW", "ToolDiscovery"]
+
+SEARCH_WINDOW = 50
+"""How many of the best matches a search ranks; its cursors page through them.
+
+A fixed window makes every page cost the same (the first page already ranks
+what the last one shows) and bounds the work of a query at any catalogue size.
+"""
 
 type EventSink = Callable[[object], object]
 
@@ -76,6 +86,8 @@ class ToolDiscovery:
         cursor_secret: HMAC key for cursors (default: random per service).
         require_expansion: refuse ``call_tool`` for a tool this service has not
             expanded yet (``NOT_EXPANDED``), enforcing "expand before calling".
+        diversify: re-order the best results of a query that asks for several
+            things so that every request is covered early (see ``SEARCH_WINDOW``).
     """
 
     def __init__(
@@ -91,6 +103,7 @@ class ToolDiscovery:
         new_id: Callable[[], str] | None = None,
         cursor_secret: bytes | None = None,
         require_expansion: bool = False,
+        diversify: bool = True,
     ) -> None:
         if ranker is not None and index is not None:
             raise ConfigValidationError(
@@ -109,6 +122,7 @@ class ToolDiscovery:
         self._surfaced: dict[str, str] = {}
         self._expanded: dict[str, str] = {}
         self._require_expansion = require_expansion
+        self._diversify = diversify
 
     def bind(
         self, *, events: EventSink | None = None, executor: ToolExecutor | None = None
@@ -138,6 +152,18 @@ class ToolDiscovery:
     def index(self) -> RankIndex:
         """The search index (share it with other services over the same catalogue)."""
         return self._index
+
+    def overview(self) -> CatalogOverview:
+        """How many tools the caller may see, and the top-level categories holding them.
+
+        Everything here goes through the access policy, so text built from it (such
+        as a prompt section's introduction) never reveals a hidden tool or a
+        category that holds only hidden tools.
+        """
+        return CatalogOverview(
+            tool_count=self._view.count(()),
+            categories=tuple(self._node_pointer(node.path) for node in self._view.children(())),
+        )
 
     def list(
         self,
@@ -171,7 +197,7 @@ class ToolDiscovery:
             if not total and (wanted or text is not None):
                 raise self._recovery.no_listing_match(where, wanted, text)
             key = ("list", where, wanted, text, size)
-            offset = self._offset(key, cursor)
+            offset = self._offset(key, check_cursor(cursor))
         except DiscoveryError as error:
             raise self._failed(step, "list", error) from None
         end = offset + size
@@ -202,7 +228,11 @@ class ToolDiscovery:
         limit: int = 5,
         cursor: str | None = None,
     ) -> SearchToolsResponse:
-        """Rank every visible tool under ``category_path`` (root: all) against ``query``."""
+        """Rank the visible tools under ``category_path`` (root: all) against ``query``.
+
+        Pages walk the best ``SEARCH_WINDOW`` matches; a query that asks for
+        several things has them covered early (unless built with ``diversify=False``).
+        """
         step = self._new_id()
         operation: DiscoveryOperation = "search_tool_by_category"
         try:
@@ -210,24 +240,21 @@ class ToolDiscovery:
             text = required_query(query)
             size = check_limit(limit)
             key = (operation, where, text, size)
-            offset = self._offset(key, cursor)
-            end = offset + size
-            # One more than the page needs tells whether a next page exists.
-            scope = self._view.scope(where)
-            scores = self._index.score_tools(text, top=end + 1, within=scope)
-            matches = self._matches(scores, where)
-            if not matches:
+            offset = self._offset(key, check_cursor(cursor))
+            ranked = self._ranked(text, where)
+            if not ranked:
                 raise self._recovery.no_match(where, text)
         except DiscoveryError as error:
             raise self._failed(step, operation, error) from None
         catalog = self._catalog
         page: list[ToolPointer] = []
-        for negative, tool_id in heapq.nsmallest(end, matches)[offset:]:
+        end = offset + size
+        for confidence, tool_id in ranked[offset:end]:
             position = catalog.position(tool_id)
             path = catalog.tools[position].path_within(where) or where
-            page.append(self._pointer(position, path, -negative))
+            page.append(self._pointer(position, path, confidence))
         results = tuple(page)
-        next_cursor = self._next_cursor(key, end, len(matches))
+        next_cursor = self._next_cursor(key, end, len(ranked))
         self._searched(
             step,
             "search_tool_by_category",
@@ -370,6 +397,18 @@ class ToolDiscovery:
         if not self._view.has_path(where):
             raise self._recovery.unknown_path(where, listing=operation == "list")
         return where
+
+    def _ranked(self, text: str, where: TreePath) -> Sequence[tuple[float, str]]:
+        """The best ``SEARCH_WINDOW`` visible tools under ``where``: (relevance, id), best first.
+
+        Every page of a search asks the index the same question (the same query and
+        the same ``top``), so a deep page costs what the first one does.
+        """
+        scope = self._view.scope(where)
+        scores = self._index.score_tools(text, top=SEARCH_WINDOW, within=scope)
+        best = heapq.nsmallest(SEARCH_WINDOW, self._matches(scores, where))
+        ranked = [(-negative, tool_id) for negative, tool_id in best]
+        return diversify(text, ranked, self._index) if self._diversify else ranked
 
     def _matches(self, scores: Mapping[str, float], where: TreePath) -> Sequence[tuple[float, str]]:
         """(negated relevance, tool id) for every scored tool the caller may see under ``where``."""

@@ -1,17 +1,21 @@
 """Turn names, summaries and queries into index terms.
 
 The tokenizer is shared by the index and the query side so both agree on
-what a term is: it splits identifiers written in camelCase, snake_case,
+what a term is. It splits identifiers written in camelCase, snake_case,
 kebab-case or as URL paths, separates letters from digits, lowercases, drops
-English stop words and applies a light suffix stemmer. Everything is plain
+English stop words and applies a light suffix stemmer. A word made of several
+parts also yields its parts joined (``YouTube`` gives ``tube`` and
+``youtube``), so brand names match however they are capitalised, and an
+acronym's plural stays one word (``PDFs`` is ``pdf``). Everything is plain
 Python and deterministic: no model, no data files, no network.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
-__all__ = ["STOP_WORDS", "stem", "tokenize"]
+__all__ = ["STOP_WORDS", "stem", "stop_terms", "tokenize"]
 
 _STOP_TEXT = """
     a about above after again against all also am an and any are aren't as at be because been
@@ -35,14 +39,16 @@ names start with "Get" as often as queries start with "I want", so keeping
 them would only reward chatty text.
 """
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)*")
-# Boundaries inside one word: lower->Upper (getUser), the last capital of an
-# acronym before a capitalised word (HTTPServer), and letter<->digit (v2, mp3).
-_SPLIT = re.compile(
-    r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])"
-)
+# Letters and digits of any script; an apostrophe joins a contraction ("it's").
+_WORD = re.compile(r"[^\W_]+(?:'[^\W\d_]+)*")
+# Parts of an ASCII identifier: an acronym's plural (PDFs), an acronym (HTTP in
+# HTTPServer), a capitalised or lowercase word, a number.
+_ASCII_PARTS = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_OTHER_PARTS = re.compile(r"[0-9]+|[^\W\d_]+")
 _VOWELS = frozenset("aeiouy")
 _MIN_STEM = 3
+_MIN_SUFFIXED = 6
+"""Words shorter than this keep an ``-er`` or ``-en`` ending (``user``, ``token``)."""
 
 
 def stem(word: str) -> str:
@@ -50,9 +56,11 @@ def stem(word: str) -> str:
 
     Plurals (``companies`` -> ``company``, ``matches`` -> ``match``), ``-ing``
     and ``-ed`` (with a doubled final consonant undone: ``shipping`` ->
-    ``ship``), ``-ation`` (``creation`` and ``create`` meet at ``creat``) and a
-    final silent ``e``. Short words and numbers are left alone; the rules are
-    deliberately few, since over-stemming merges unrelated tool names.
+    ``ship``), ``-ation`` (``creation`` and ``create`` meet at ``creat``), a
+    final silent ``e``, then the agent and verb endings ``-er`` and ``-en`` on
+    longer words (``shortener``, ``shortening`` and ``shorten`` meet ``short``).
+    Short words and numbers are left alone; the rules are deliberately few,
+    since over-stemming merges unrelated tool names.
     """
     if len(word) <= _MIN_STEM or word.isdigit():
         return word
@@ -68,6 +76,9 @@ def stem(word: str) -> str:
             break
     if len(word) > 4 and word.endswith("e"):
         word = word[:-1]
+    for suffix in ("er", "en"):
+        if word.endswith(suffix) and len(word) >= _MIN_SUFFIXED and _VOWELS.intersection(word[:-2]):
+            word = word[:-2]
     return word
 
 
@@ -83,20 +94,46 @@ def _strip_plural(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
+@functools.lru_cache(maxsize=1 << 16)
+def _word_terms(word: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(terms, joined form if any, stop words) of one word; cached: vocabularies are small."""
+    if "'" in word:
+        if (low := word.lower()) in STOP_WORDS:
+            return (), (), (low,)
+        word = word.split("'", 1)[0]
+    pattern = _ASCII_PARTS if word.isascii() else _OTHER_PARTS
+    lowered = [part.lower() for part in pattern.findall(word)]
+    terms = tuple(stem(low) for low in lowered if low not in STOP_WORDS)
+    stops = tuple(low for low in lowered if low in STOP_WORDS)
+    joined = word.lower()
+    if len(lowered) > 1 and joined not in STOP_WORDS:
+        return terms, (stem(joined),), stops
+    return terms, (), stops
+
+
+def tokenize(text: str, *, joined: bool = True) -> list[str]:
     """Split ``text`` into stemmed, lowercased index terms without stop words.
 
     Order and repeats are kept: callers count term frequencies themselves.
+    With ``joined`` (the default) a word of several parts also yields them
+    joined, right after its parts (``GitHub`` -> ``git``, ``hub``, ``github``).
     """
     terms: list[str] = []
-    for match in _WORD.finditer(text.replace("\u2019", "'")):
-        word = match.group()
-        if "'" in word:
-            if word.lower() in STOP_WORDS:
-                continue
-            word = word.split("'", 1)[0]
-        for part in _SPLIT.split(word):
-            lowered = part.lower()
-            if lowered and lowered not in STOP_WORDS:
-                terms.append(stem(lowered))
+    for word in _WORD.findall(text.replace("\u2019", "'")):
+        parts, whole, _ = _word_terms(word)
+        terms.extend(parts)
+        if joined:
+            terms.extend(whole)
+    return terms
+
+
+def stop_terms(text: str) -> list[str]:
+    """The stop words ``text`` contains (also inside identifiers), lowercased, in order.
+
+    The index keeps them apart so a query whose every content word is unknown
+    still finds the tools sharing a word with it, ranked as a last resort.
+    """
+    terms: list[str] = []
+    for word in _WORD.findall(text.replace("\u2019", "'")):
+        terms.extend(_word_terms(word)[2])
     return terms

@@ -9,7 +9,6 @@ can be captured with :meth:`Session.snapshot` and restored with
 
 from __future__ import annotations
 
-import functools
 import threading
 import uuid
 from collections import deque
@@ -298,10 +297,16 @@ class Session:
             )
 
 
-@functools.cache
+_DEFAULTS: dict[type[object], tuple[_Registration, ...]] = {}
+
+
 def _default_for(event_type: type[object]) -> tuple[_Registration, ...]:
     """The registrations of a type nobody registered a reducer for: append to its slice."""
-    return (_Registration(slice_type=event_type, reducer=cast(_AnyReducer, append)),)
+    registrations = _DEFAULTS.get(event_type)
+    if registrations is None:
+        registration = _Registration(slice_type=event_type, reducer=cast(_AnyReducer, append))
+        registrations = _DEFAULTS.setdefault(event_type, (registration,))
+    return registrations
 
 
 def _name(reducer: Callable[..., object]) -> str:

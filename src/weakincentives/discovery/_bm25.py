@@ -1,0 +1,148 @@
+"""The query side of the default ranker: BM25F scores mixed with category evidence.
+
+Built by :class:`~weakincentives.discovery.BM25Ranker`; immutable and safe to
+share between services and threads.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass
+from operator import itemgetter
+
+from weakincentives.discovery._catalog import TreePath
+from weakincentives.discovery._postings import Postings
+from weakincentives.discovery._text import stop_terms, tokenize
+
+__all__ = ["FALLBACK_CEILING", "BM25Index"]
+
+FALLBACK_CEILING = 0.1
+"""Highest relevance of a match made through stop words alone (a last resort)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BM25Index:
+    """Inverted lists of tools, categories and stop words, plus what mixes them."""
+
+    catalog_fingerprint: str
+    """The catalogue this index was built for (checked when a saved index is loaded)."""
+    tool_ids: tuple[str, ...]
+    node_paths: tuple[TreePath, ...]
+    tools: Postings
+    """Tool documents; impacts already carry each tool's ``1 / (1 + w)`` share."""
+    nodes: Postings
+    """Category documents (a category pools its tools' text)."""
+    stops: Postings
+    """Stop words of tool names and summaries, for queries nothing else matches."""
+    shared: frozenset[int]
+    """Positions of tools that sit in more than one category."""
+    members: tuple[tuple[int, ...], ...]
+    """Tool positions directly under each node."""
+    lend: tuple[float, ...]
+    """Weight ``w`` of each node's evidence for its tools."""
+    tool_lend: tuple[float, ...]
+    """Weight ``w`` of each tool's primary category (sets its own share ``1 / (1 + w)``)."""
+    holders: tuple[tuple[int, ...], ...]
+    """Nodes directly holding each tool."""
+    positions: Mapping[str, int]
+    """Tool id -> position."""
+    exact: Mapping[tuple[str, ...], tuple[str, ...]]
+    sibling_limit: int | None
+
+    def score_tools(
+        self, query: str, *, top: int | None = None, within: Container[str] | None = None
+    ) -> Mapping[str, float]:
+        """Score matching tools; see ``BM25Ranker`` for the formula and the hints."""
+        terms = list(dict.fromkeys(tokenize(query)))
+        ids = self.tool_ids
+        evidence = self._evidence(terms)
+        own_ceiling = self.tools.ceiling_of(terms)
+        if own_ceiling:
+            accept = None if within is None else (lambda position: ids[position] in within)
+            # Evidence enters the scoring in own-score units so pruning accounts for it.
+            bonus = {position: lent * own_ceiling for position, lent in evidence.items()}
+            own = self.tools.score(terms, top=top, accept=accept, bonus=bonus)
+            # Rounding can push a perfect match a hair over 1; relevances are capped at 1.
+            result = {ids[p]: min(score / own_ceiling, 1.0) for p, score in own.items()}
+        elif evidence:
+            # No query term names any tool: only category evidence is left.
+            result = {ids[position]: lent for position, lent in evidence.items()}
+        else:
+            result = self._fallback(query)
+        for tool_id in self.exact.get(tuple(tokenize(query, joined=False)), ()):
+            result[tool_id] = 1.0
+        return result
+
+    def score_nodes(
+        self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
+    ) -> Mapping[TreePath, float]:
+        """Score matching categories by their own BM25F documents."""
+        paths = self.node_paths
+        accept = None if within is None else (lambda position: paths[position] in within)
+        terms = tokenize(query)
+        ceiling = self.nodes.ceiling_of(terms)
+        if not ceiling:
+            return {}
+        scores = self.nodes.score(terms, top=top, accept=accept)
+        return {paths[k]: min(score / ceiling, 1.0) for k, score in scores.items()}
+
+    def relevance_of(self, query: str, tool_ids: Iterable[str]) -> Mapping[str, float]:
+        """Relevance of a few given tools only, by lookups instead of a search.
+
+        Used to re-rank a handful of candidates (for example against each
+        request of a multi-request query); category evidence comes from each
+        tool's own categories, whatever their rank among all categories.
+        """
+        terms = list(dict.fromkeys(tokenize(query)))
+        positions = sorted(
+            {p for tool_id in tool_ids if (p := self.positions.get(tool_id)) is not None}
+        )
+        ids = self.tool_ids
+        result: dict[str, float] = {}
+        ceiling = self.tools.ceiling_of(terms)
+        if ceiling:
+            own = self.tools.score_documents(terms, positions)
+            result = {ids[p]: score / ceiling for p, score in own.items()}
+        node_ceiling = self.nodes.ceiling_of(terms)
+        holders = sorted({node for p in positions for node in self.holders[p]})
+        if node_ceiling and holders:
+            for node, score in self.nodes.score_documents(terms, holders).items():
+                lent = self.lend[node] * score / node_ceiling
+                for p in self.members[node]:
+                    if ids[p] in result or p in positions:
+                        result[ids[p]] = result.get(ids[p], 0.0) + lent / (1 + self.tool_lend[p])
+        return {tool_id: min(score, 1.0) for tool_id, score in result.items() if score > 0}
+
+    def _evidence(self, terms: list[str]) -> dict[int, float]:
+        """Category evidence per tool position, in relevance units; best category wins."""
+        limit = self.sibling_limit
+        node_ceiling = self.nodes.ceiling_of(terms)
+        if not node_ceiling or limit == 0:
+            return {}
+        groups = self.nodes.score(terms, top=limit)
+        lenders = list(groups.items())
+        if limit is not None and len(lenders) > limit:
+            lenders = heapq.nlargest(limit, lenders, key=itemgetter(1))
+        evidence: dict[int, float] = {}
+        shared, members, lend, tool_lend = self.shared, self.members, self.lend, self.tool_lend
+        for node, score in lenders:
+            weight = lend[node]
+            if not weight:
+                continue
+            lent = weight * score / node_ceiling
+            for position in members[node]:
+                share = lent / (1 + tool_lend[position])
+                if position not in shared or share > evidence.get(position, 0.0):
+                    evidence[position] = share
+        return evidence
+
+    def _fallback(self, query: str) -> dict[str, float]:
+        """Tools sharing only stop words with the query, with low relevance."""
+        terms = stop_terms(query)
+        ceiling = self.stops.ceiling_of(terms)
+        if not ceiling:
+            return {}
+        scores = self.stops.score(terms)
+        ids = self.tool_ids
+        return {ids[p]: FALLBACK_CEILING * score / ceiling for p, score in scores.items()}

@@ -1,0 +1,92 @@
+"""Make the first results of a multi-request query cover every request.
+
+"Get the agent's info, quote disability cover and redeem loyalty points" asks
+for three tools. Ranked by the whole query, near-duplicates of the best match
+for the first request fill the top five and push the others down. This module
+splits a query into its requests (sentences and clauses joined by "also",
+"additionally", ...) and re-orders the best candidates greedily (xQuAD): each
+next result maximises ``(1 - mix) * relevance + mix * sum over requests of
+(share * relevance to that request * how uncovered that request still is)``.
+A query with one request keeps its order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from weakincentives.discovery._ranking import RankIndex
+from weakincentives.discovery._text import tokenize
+
+__all__ = ["DIVERSIFY_DEPTH", "diversify", "requests_of"]
+
+DIVERSIFY_DEPTH = 30
+"""How many of the best results are re-ordered; the rest keep their order."""
+_MIX = 0.5
+_MIN_TERMS = 2
+"""A clause needs this many distinct content terms to count as a request of its own."""
+_BREAKS = re.compile(
+    r"(?<=[.?!;])\s+"
+    r"|\s*\b(?:also|additionally|furthermore|moreover|finally|then|as well as)\b,?\s*",
+    re.IGNORECASE,
+)
+
+
+def requests_of(query: str) -> list[str]:
+    """The separate requests in ``query``; one item when it asks for one thing."""
+    parts = [
+        part for part in _BREAKS.split(query) if part and len(set(tokenize(part))) >= _MIN_TERMS
+    ]
+    return parts if len(parts) > 1 else [query]
+
+
+def diversify(
+    query: str, ranked: Sequence[tuple[float, str]], index: RankIndex
+) -> list[tuple[float, str]]:
+    """Re-order the best ``DIVERSIFY_DEPTH`` of ``ranked`` ((relevance, id), best first)."""
+    requests = requests_of(query)
+    if len(requests) == 1 or len(ranked) < 2:
+        return list(ranked)
+    head = list(ranked[:DIVERSIFY_DEPTH])
+    ids = [tool_id for _, tool_id in head]
+    per_request = [_relevance(index, request, ids) for request in requests]
+    share = 1.0 / len(requests)
+    uncovered = [1.0] * len(requests)
+    order: list[tuple[float, str]] = []
+    pending = head
+    while pending:
+        best = min(pending, key=lambda entry: _loss(entry, per_request, uncovered, share))
+        pending.remove(best)
+        order.append(best)
+        uncovered = [
+            left * (1.0 - min(scores.get(best[1], 0.0), 1.0))
+            for scores, left in zip(per_request, uncovered, strict=True)
+        ]
+    return order + list(ranked[DIVERSIFY_DEPTH:])
+
+
+def _loss(
+    entry: tuple[float, str],
+    per_request: Sequence[Mapping[str, float]],
+    uncovered: Sequence[float],
+    share: float,
+) -> tuple[float, str]:
+    """Smaller is better: minus the xQuAD gain, then the id (ties go to the smaller id)."""
+    relevance, tool_id = entry
+    coverage = sum(
+        share * scores.get(tool_id, 0.0) * left
+        for scores, left in zip(per_request, uncovered, strict=True)
+    )
+    return (-((1 - _MIX) * relevance + _MIX * coverage), tool_id)
+
+
+def _relevance(index: RankIndex, request: str, ids: list[str]) -> Mapping[str, float]:
+    """Relevance of ``ids`` to one request: by lookups when the index offers them."""
+    relevance_of = getattr(index, "relevance_of", None)
+    if callable(relevance_of):
+        found = relevance_of(request, ids)
+        if isinstance(found, Mapping):
+            return found
+    wanted = set(ids)
+    scores = index.score_tools(request, within=wanted)
+    return {tool_id: score for tool_id, score in scores.items() if tool_id in wanted}

@@ -1,0 +1,167 @@
+"""`catalog eval` and the catalogue readers: both layouts, case-blind categories, the policy."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from weakincentives._cli import main
+
+RECORDS = [
+    {
+        "tool_id": "storage/put_object",
+        "name": "put_object",
+        "path": ["Storage", "Buckets"],
+        "summary": "Upload a file to a bucket",
+    },
+    {
+        "tool_id": "storage/get_object",
+        "name": "get_object",
+        "path": ["Storage", "Buckets"],
+        "summary": "Download a file from a bucket",
+    },
+    {
+        "tool_id": "coding/rename_symbol",
+        "name": "rename_symbol",
+        "path": ["Coding", "Refactoring"],
+        "summary": "Rename a symbol across the codebase",
+    },
+    {
+        "tool_id": "secret/launch_codes",
+        "name": "launch_codes",
+        "path": ["Secret"],
+        "summary": "Upload the launch codes to a bucket",
+    },
+]
+QUERIES = [
+    {"qid": "up", "query": "upload a file to a bucket", "relevant": ["storage/put_object"]},
+    {"qid": "ren", "query": "rename a symbol", "relevant": ["coding/rename_symbol"]},
+    {
+        "qid": "both",
+        "query": "download a file",
+        "relevant": ["storage/get_object", "coding/rename_symbol"],
+    },
+    {"qid": "sec", "query": "launch codes", "relevant": ["secret/launch_codes"]},
+]
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(list(argv), out=out), out.getvalue()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    """The catalogue as JSON lines, the queries as one JSON array."""
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in RECORDS) + "\n")
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps(QUERIES, indent=2))
+    return str(catalog), str(queries)
+
+
+def test_eval_reports_recall_mrr_and_the_missed_queries(files: tuple[str, str]) -> None:
+    """Metrics over every query, then each miss with where its tools ranked and what came first."""
+    code, text = run("catalog", "eval", *files, "--k", "1")
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[0] == "4 queries against 4 tools (k=1)"
+    assert lines[1].startswith("R@1 0.875  R@10 0.875  MRR 1.000")
+    assert "MRR " in lines[1]
+    assert "[both] download a file" in text
+    assert "expected storage/get_object: rank 1" in text
+    assert "expected coding/rename_symbol: not in the top 10" in text
+    assert "ranked   storage/get_object (" in text
+
+
+def test_hidden_tools_are_never_printed(files: tuple[str, str]) -> None:
+    """With --hide, the hidden tool is neither counted, expected, nor shown as a ranked result."""
+    code, text = run("catalog", "eval", *files, "--hide", "secret/launch_codes", "--k", "1")
+    assert code == 0
+    assert "launch" not in text
+    assert "secret" not in text.lower()
+    assert text.splitlines()[:2] == [
+        "3 queries against 3 tools (k=1)",
+        "1 queries skipped: no visible expected tool",
+    ]
+
+
+def test_a_category_matches_case_insensitively(files: tuple[str, str]) -> None:
+    """--category storage/buckets finds Storage/Buckets."""
+    code, text = run("catalog", "eval", *files, "--category", "storage/BUCKETS", "--show", "0")
+    assert code == 0
+    assert text.splitlines()[0] == "4 queries against 4 tools under Storage/Buckets (k=5)"
+
+
+def test_an_unknown_category_prints_the_hints(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A misspelt segment fails with the nearest categories the caller may see."""
+    code, _ = run("catalog", "eval", *files, "--category", "Storage/Buckts")
+    assert code == 1
+    error = capsys.readouterr().err
+    assert "UNKNOWN_PATH" in error
+    assert "try: Storage/Buckets" in error
+
+
+def test_search_reads_a_json_array_and_a_case_blind_category(tmp_path: Path) -> None:
+    """catalog search accepts an array file and --category in any case."""
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps(RECORDS))
+    code, text = run("catalog", "search", str(catalog), "upload", "--category", "storage")
+    assert code == 0
+    assert text.splitlines()[1].endswith("storage/put_object")
+    assert "launch" not in text
+
+
+@pytest.mark.parametrize(
+    ("catalog_text", "queries_text", "message"),
+    [
+        ("[1, 2]", "[]", "item 1 is not a JSON object"),
+        ("[{", "[]", "not a valid JSON array"),
+        ('{"tool_id": 1}\nnope', "[]", ":2: not valid JSON"),
+        ('{"tool_id": 1, "name": "x", "path": ["A"]}', "[]", "tool_id and name must be strings"),
+        ("{RECORDS}", '[{"query": "", "relevant": ["a"]}]', "non-empty string 'query'"),
+        ("{RECORDS}", '[{"query": "x", "relevant": []}]', "non-empty list of tool ids"),
+        ("{RECORDS}", '[{"query": "x", "relevant": ["nope"]}]', "not in the catalogue"),
+        ("{RECORDS}", '{"query": "x"}', "non-empty list of tool ids"),
+    ],
+)
+def test_bad_files_are_clear_errors(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    catalog_text: str,
+    queries_text: str,
+    message: str,
+) -> None:
+    """Malformed catalogues and query files name the file and the problem."""
+    catalog = tmp_path / "c.json"
+    catalog.write_text(catalog_text.replace("{RECORDS}", json.dumps(RECORDS)))
+    queries = tmp_path / "q.json"
+    queries.write_text(queries_text)
+    code, _ = run("catalog", "eval", str(catalog), str(queries))
+    assert code == 1
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [(["--k", "0"], "--k must be from 1 to 10"), (["--k", "11"], "--k must be from 1 to 10")],
+)
+def test_bad_options_are_clear_errors(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    """Out-of-range options are refused."""
+    code, _ = run("catalog", "eval", *files, *extra)
+    assert code == 1
+    assert message in capsys.readouterr().err
+
+
+def test_missing_files_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both file arguments must exist."""
+    code, _ = run("catalog", "eval", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    assert code == 1
+    assert "catalogue file" in capsys.readouterr().err
