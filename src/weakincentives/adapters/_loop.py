@@ -14,7 +14,6 @@ import asyncio
 import concurrent.futures
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, cast
 
 from weakincentives.adapters._answer import feedback_for
@@ -320,7 +319,6 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             evaluation_id=self._id,
             request=turn.request,
             accumulator=self._accumulator,
-            extras=MappingProxyType({"evaluation_id": self._id, "adapter": self._provider.name}),
             clock=self._settings.clock,
             executor=self._executor,
         )

@@ -250,15 +250,15 @@ class _ContextExecutor:
                 )
             return self.fallback.execute(tool, arguments)
         context = self.context
-        extras = context.extras
+        invocation = context.invocation
         scope = ExecutionScope(
             prompt=context.prompt,
             session=context.session,
             bus=context.event_bus,
             rendered=context.rendered_prompt,
             adapter=context.adapter,
-            adapter_name=str(extras.get("adapter", "direct")),
-            evaluation_id=str(extras.get("evaluation_id", "")),
+            adapter_name=invocation.adapter_name or "direct",
+            evaluation_id=invocation.evaluation_id,
             request=context.request,
             accumulator=context.response_accumulator,
         )
