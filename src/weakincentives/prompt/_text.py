@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 import string
 import textwrap
@@ -46,8 +47,13 @@ class CompiledText:
         return self._format.format(*(values[name] for name in self.placeholders))
 
 
+@functools.lru_cache(maxsize=4096)
 def compile_text(text: str) -> CompiledText:
-    """Dedent and strip ``text``, then parse its placeholders once."""
+    """Dedent and strip ``text``, then parse its placeholders once.
+
+    Cached by the raw text: sections built from the same template string (a common
+    shape for generated trees) share one immutable compiled form.
+    """
     source = textwrap.dedent(text).strip()
     names: list[str] = []
     invalid: list[str] = []

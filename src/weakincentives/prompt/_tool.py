@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import typing
@@ -9,7 +10,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, cast, overload
 
 from weakincentives.errors import PromptValidationError, SchemaError
 from weakincentives.prompt._generic import SubscriptAlias, subscript_args
@@ -309,11 +310,76 @@ def _analyse_handler(name: object, handler: object) -> _HandlerAnalysis:
     if not callable(handler):
         problem = PromptValidationError(f"{label} is not callable", tool_name=tool_name)
         return _HandlerAnalysis(problems=(problem,))
-    try:
-        signature = inspect.signature(handler)
-    except (TypeError, ValueError):
+    facts = _facts(handler)
+    if facts is None:
         # Builtins without introspectable signatures: trust the caller.
         return _HandlerAnalysis()
+    problems: list[PromptValidationError] = []
+    if facts.context_misplaced:
+        problems.append(
+            PromptValidationError(
+                f"{label}: 'context' must be keyword-only (def handler(params, *, context))",
+                tool_name=tool_name,
+            )
+        )
+    if facts.first is None:
+        problems.append(
+            PromptValidationError(
+                f"{label} must take the params as its first positional parameter",
+                tool_name=tool_name,
+            )
+        )
+    if facts.extra_required:
+        problems.append(
+            PromptValidationError(
+                f"{label} has required parameters the runtime cannot supply: "
+                + ", ".join(facts.extra_required),
+                tool_name=tool_name,
+            )
+        )
+    if problems:
+        return _HandlerAnalysis(problems=tuple(problems), takes_context=facts.takes_context)
+    params_error = None
+    if facts.params_error is not None:
+        params_error = f"tool {tool_name!r}: {facts.params_error}"
+    return _HandlerAnalysis(
+        takes_context=facts.takes_context,
+        params=facts.params,
+        result=facts.result,
+        params_error=params_error,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What a handler's signature and annotations say, whatever tool it serves."""
+
+    takes_context: bool
+    context_misplaced: bool
+    first: str | None
+    extra_required: tuple[str, ...]
+    params: object
+    result: object
+    params_error: str | None
+
+
+def _facts(handler: object) -> _Facts | None:
+    """``_read_facts`` for ``handler``, cached when the handler can be a cache key.
+
+    Building many tools from one handler (generated trees, catalogues) then reads its
+    signature and resolves its annotations once.
+    """
+    try:
+        return _cached_facts(handler)
+    except TypeError:  # an unhashable callable object
+        return _read_facts(handler)
+
+
+def _read_facts(handler: object) -> _Facts | None:
+    try:
+        signature = inspect.signature(cast("Callable[..., object]", handler))
+    except (TypeError, ValueError):
+        return None
     parameters = list(signature.parameters.values())
     positional = [
         parameter
@@ -321,57 +387,44 @@ def _analyse_handler(name: object, handler: object) -> _HandlerAnalysis:
         if parameter.kind
         in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
-    problems: list[PromptValidationError] = []
     context = signature.parameters.get("context")
-    if context is not None and context.kind is not inspect.Parameter.KEYWORD_ONLY:
-        problems.append(
-            PromptValidationError(
-                f"{label}: 'context' must be keyword-only (def handler(params, *, context))",
-                tool_name=tool_name,
-            )
-        )
+    misplaced = context is not None and context.kind is not inspect.Parameter.KEYWORD_ONLY
+    if misplaced:
         positional = [parameter for parameter in positional if parameter.name != "context"]
-    if not positional:
-        problems.append(
-            PromptValidationError(
-                f"{label} must take the params as its first positional parameter",
-                tool_name=tool_name,
-            )
-        )
-    extra_required = [
+    first = positional[0] if positional else None
+    extra_required = tuple(
         parameter.name
         for parameter in parameters
         if parameter.default is inspect.Parameter.empty
         and parameter.name != "context"
         and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        and (not positional or parameter is not positional[0])
-    ]
-    if extra_required:
-        problems.append(
-            PromptValidationError(
-                f"{label} has required parameters the runtime cannot supply: "
-                + ", ".join(extra_required),
-                tool_name=tool_name,
-            )
-        )
+        and parameter is not first
+    )
     accepts_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-    takes_context = context is not None or accepts_kwargs
-    if problems:
-        return _HandlerAnalysis(problems=tuple(problems), takes_context=takes_context)
-    first = positional[0].name
-    params, params_error = _annotation(handler, first, tool_name)
-    returned, _ = _annotation(handler, "return", tool_name)
+    params: object = None
+    params_error: str | None = None
     result: object = None
-    if typing.get_origin(returned) is ToolResult:
-        (result,) = typing.get_args(returned)
-    return _HandlerAnalysis(
-        takes_context=takes_context, params=params, result=result, params_error=params_error
+    function = cast("Callable[..., object]", handler)
+    if first is not None and not misplaced and not extra_required:
+        params, params_error = _annotation(function, first.name)
+        returned, _ = _annotation(function, "return")
+        if typing.get_origin(returned) is ToolResult:
+            (result,) = typing.get_args(returned)
+    return _Facts(
+        takes_context=context is not None or accepts_kwargs,
+        context_misplaced=misplaced,
+        first=None if first is None else first.name,
+        extra_required=extra_required,
+        params=params,
+        result=result,
+        params_error=params_error,
     )
 
 
-def _annotation(
-    handler: Callable[..., object], name: str, tool_name: str
-) -> tuple[object, str | None]:
+_cached_facts = functools.lru_cache(maxsize=1024)(_read_facts)
+
+
+def _annotation(handler: Callable[..., object], name: str) -> tuple[object, str | None]:
     """The annotation of parameter ``name``, resolved, or why it could not be.
 
     Annotations are resolved one by one, so a return type naming a local class does not
@@ -387,7 +440,7 @@ def _annotation(
         return eval(raw, dict(getattr(handler, "__globals__", {}))), None
     except Exception as exc:  # any failure to resolve is reported with the fix below
         return None, (
-            f"tool {tool_name!r}: the handler's parameter {name!r} is annotated {raw!r}, which "
+            f"the handler's parameter {name!r} is annotated {raw!r}, which "
             f"cannot be resolved from the handler's module ({type(exc).__name__}: {exc}); "
             "define that class at module level, or pass params_type=... to Tool"
         )
