@@ -97,6 +97,28 @@ def best_ms(action: Callable[[], object], repeats: int = REPEATS, inner: int = 2
     return best * 1000
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Node:
+    """Stands in for one section or tool in the construction floor: a frozen value."""
+
+    title: str
+    key: str
+    template: str
+    children: tuple[_Node, ...] = ()
+
+
+def floor_construction() -> tuple[_Node, ...]:
+    """The same number of frozen dataclasses as the tree has sections and tools."""
+    tree = []
+    for index in range(TOP_LEVEL):
+        children = tuple(
+            _Node(title=f"Child {j}", key=f"child-{j}", template=BODY) for j in range(CHILDREN)
+        )
+        tree.append(_Node(title=f"Topic {index}", key=f"topic-{index}", template=BODY))
+        tree.append(_Node(title="tool", key=f"lookup_{index}", template="", children=children))
+    return tuple(tree)
+
+
 def main() -> None:
     template = build()
     sections = TOP_LEVEL * (CHILDREN + 1)
@@ -106,6 +128,7 @@ def main() -> None:
     opened = {(f"topic-{i}",): SectionVisibility.FULL for i in range(0, TOP_LEVEL, 2)}
     rendered_open = best_ms(lambda: template.render(PARAMS, visibility_overrides=opened))
     construction = best_ms(build, repeats=3, inner=2)
+    dataclass_floor = best_ms(floor_construction, repeats=3, inner=5)
     print(f"{'name':<38}{'n':>6}{'best_ms':>10}{'ratio':>8}")
     rows = [
         ("floor: Template.substitute + join", floor),
@@ -115,6 +138,13 @@ def main() -> None:
     ]
     for name, value in rows:
         print(f"{name:<38}{sections:>6}{value:>10.3f}{value / floor:>8.2f}")
+    print(
+        f"{'floor: 1,200 frozen dataclasses':<38}{sections:>6}{dataclass_floor:>10.3f}{1.0:>8.2f}"
+    )
+    print(
+        f"{'construction vs that floor':<38}{sections:>6}{construction:>10.3f}"
+        f"{construction / dataclass_floor:>8.2f}"
+    )
 
 
 if __name__ == "__main__":
