@@ -9,6 +9,9 @@ are measured the same way in one run:
   request, tool dispatch, events, history), once with a sync handler (which the async
   loop runs on a worker thread, so it cannot block the event loop) and once with an
   ``async def`` handler (which the old loop ran with a fresh ``asyncio.run`` per call).
+- ``rounds``: runs of 10 and of 400 rounds (text plus one call each), per round, to
+  show whether a round's cost grows with the length of the run (the old offline
+  adapter re-estimated usage over the whole history every round).
 - ``concurrent``: one round with 10 calls of an ``async def`` tool that sleeps 50 ms.
   The async core runs them at once (about 50 ms); the old loop ran them one after the
   other (about 500 ms).
@@ -78,11 +81,24 @@ def concurrent_run():
     adapter.evaluate(prompt(Tool(name="nap", description="Nap.", handler=nap)))
     return time.perf_counter() - start
 
+def rounds_run(rounds):
+    script = [
+        ScriptedTurn(text="thinking", tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
+        for i in range(rounds)
+    ]
+    script.append(ScriptedTurn(text="done"))
+    adapter = OfflineAdapter(script, max_rounds=rounds + 1)
+    start = time.process_time()
+    adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=aping)))
+    return (time.process_time() - start) / (rounds + 1)
+
 turn_run()  # warm caches (schemas, compiled templates)
 print(json.dumps({
     "turn": min(turn_run() for _ in range(REPEATS)) / (TURNS + 1),
     "turn_async": min(turn_run(aping) for _ in range(REPEATS)) / (TURNS + 1),
     "concurrent": min(concurrent_run() for _ in range(3)),
+    "rounds_10": min(rounds_run(10) for _ in range(REPEATS)),
+    "rounds_400": min(rounds_run(400) for _ in range(3)),
 }))
 """
 
@@ -139,6 +155,16 @@ def main() -> None:
             continue
         reference = (baseline or current)[key]
         print(f"{name:<46}{n:>6}{figures[key] * 1000:>10.3f}{figures[key] / reference:>8.2f}")
+    # Linear means a round costs the same however long the run: the 400/10 ratio stays near 1.
+    for label, figures in (("baseline", baseline), ("async loop", current)):
+        if figures is None:
+            continue
+        short, long = figures["rounds_10"], figures["rounds_400"]
+        print(f"{'per round at 10 rounds: ' + label:<46}{10:>6}{short * 1000:>10.3f}{1.0:>8.2f}")
+        print(
+            f"{'per round at 400 rounds: ' + label:<46}{400:>6}{long * 1000:>10.3f}"
+            f"{long / short:>8.2f}"
+        )
 
 
 if __name__ == "__main__":

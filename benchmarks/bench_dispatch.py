@@ -30,6 +30,7 @@ from typing import Literal, Protocol
 
 import pydantic
 
+from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import (
     MarkdownSection,
     Prompt,
@@ -380,8 +381,53 @@ def main() -> None:
     print_rows("== dispatch, built up piece by piece", path, validate, pydantic_path)
     print()
     print_rows("== pieces of execute_tool_call, each alone", pieces, validate, pydantic_path)
+    print()
+    print_loop_rows(validate, pydantic_path)
     if "--profile" in sys.argv:
         profile(world)
+
+
+def _turn_seconds(calls: int, tool: Tool[OrderParams, OrderSummary]) -> float:
+    """Process time of one evaluation whose first turn makes ``calls`` calls of ``tool``."""
+    prompt = Prompt(
+        ns="bench", key="turn", sections=[MarkdownSection(title="T", template="Go.", tools=[tool])]
+    )
+    turn = ScriptedTurn(
+        tool_calls=tuple(
+            ScriptedCall(name=tool.name, arguments=PAYLOAD, call_id=f"c{index}")
+            for index in range(calls)
+        )
+    )
+    adapter = OfflineAdapter([turn, ScriptedTurn(text="done")])
+    start = time.process_time()
+    adapter.evaluate(prompt)
+    return time.process_time() - start
+
+
+def print_loop_rows(validate: Row, pydantic_path: Row) -> None:
+    """The marginal cost of one more call in a turn of 200, through the whole loop."""
+    print("== one turn of 200 calls on the offline adapter: marginal cost per call")
+    print(f"{'name':<46}{'n':>6}{'us/call':>9}{'x_valid':>9}{'x_pyd_path':>11}")
+    variants = (
+        ("sync handler on a worker thread (default)", TOOL),
+        (
+            "sync handler on the loop (run_in_thread=False)",
+            Tool(
+                name="place_order", description="Place.", handler=place_order, run_in_thread=False
+            ),
+        ),
+    )
+    for name, tool in variants:
+        _turn_seconds(10, tool)
+        many = min(_turn_seconds(200, tool) for _ in range(REPEATS))
+        one = min(_turn_seconds(1, tool) for _ in range(REPEATS))
+        per_call = (many - one) / 199 * 1e6
+        per_validate = validate.total_ms / validate.n * 1000
+        per_path = pydantic_path.total_ms / pydantic_path.n * 1000
+        print(
+            f"{name:<46}{200:>6}{per_call:>9.2f}{per_call / per_validate:>9.2f}"
+            f"{per_call / per_path:>11.2f}"
+        )
 
 
 if __name__ == "__main__":
