@@ -258,6 +258,35 @@ class TestConcurrentCalls:
         asyncio.run(adapter.evaluate_async(prompt_with(async_tool("track", track))))
         assert peak == 2
 
+    def test_sync_calls_share_worker_threads_within_the_limit(self) -> None:
+        """Many sync calls of one turn run on at most max_concurrency threads, in order."""
+        lock = threading.Lock()
+        active = 0
+        peak = 0
+        both_running = threading.Barrier(2, timeout=WAIT)
+
+        def work(params: Step) -> str:
+            nonlocal active, peak
+            with lock:
+                active += 1
+                peak = max(peak, active)
+            if params.name in ("work-0", "work-1"):
+                both_running.wait()  # the first two calls must overlap
+            with lock:
+                active -= 1
+            return params.name
+
+        bus = InProcessEventBus()
+        session = Session(bus=bus)
+        adapter = OfflineAdapter(
+            [calls(*["work"] * 6), ScriptedTurn(text="done")],
+            settings=LoopSettings(max_concurrency=2),
+        )
+        response = adapter.evaluate(prompt_with(sync_tool("work", work)), bus=bus, session=session)
+        assert [r.message for r in response.tool_results] == [f"work-{n}" for n in range(6)]
+        assert [e.call_id for e in session.select(ToolInvoked)] == [f"c{n}" for n in range(6)]
+        assert peak == 2
+
     def test_an_exclusive_tool_runs_alone(self) -> None:
         """An exclusive call waits for the calls before it and holds back those after it."""
         log: list[str] = []

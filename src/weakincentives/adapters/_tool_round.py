@@ -10,7 +10,9 @@ are sent back, in the order the model issued them.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +26,7 @@ from weakincentives.runtime import (
     ToolCall,
     ToolExecution,
     ToolInvoked,
+    execute_tool_call,
     execute_tool_call_async,
     publish_tool_invoked,
     refuse_tool_call,
@@ -119,6 +122,7 @@ class _Round:
         self._scope = scope
         self._tools = tools
         self._limit = asyncio.Semaphore(max_concurrency)
+        self._max_concurrency = max_concurrency
         self._results: list[ToolExecution | None] = [None] * len(calls)
         self._notes: list[list[str]] = [[] for _ in calls]
         self._first_index: dict[str, int] = {}
@@ -159,15 +163,65 @@ class _Round:
             if len(batch) == 1:  # nothing to overlap with: skip the task group's overhead
                 await self._run_one(batch[0])
             else:
-                async with asyncio.TaskGroup() as group:
-                    for index in batch:
-                        group.create_task(self._run_one(index))
+                await self._run_batch(batch)
             # Reused call ids in the batch's span are refused in order, after the batch.
             for index in range(position, end):
                 if index not in runnable:
                     self._refuse_duplicate(index)
             position = end
         return self._collect(halt, skipped)
+
+    async def _run_batch(self, batch: list[int]) -> None:
+        """Run ``batch`` concurrently: loop-side calls as tasks, threaded ones in drains.
+
+        Handing every sync call to a worker thread separately costs a thread hop per
+        call; instead a few drains (each holding one concurrency slot) take calls from
+        one queue on their threads until it is empty.
+        """
+        threaded = deque(index for index in batch if self._runs_in_thread(index))
+        drains = min(len(threaded), self._max_concurrency)
+        async with asyncio.TaskGroup() as group:
+            for index in batch:
+                if not self._runs_in_thread(index):
+                    group.create_task(self._run_one(index))
+            for _ in range(drains):
+                group.create_task(self._drain(threaded))
+
+    def _runs_in_thread(self, index: int) -> bool:
+        tool = self._tools.get(self._calls[index].name)
+        return (
+            tool is not None
+            and tool.handler is not None
+            and tool.run_in_thread
+            and not tool.is_async
+        )
+
+    async def _drain(self, queue: deque[int]) -> None:
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+
+        def work() -> None:
+            while True:
+                try:
+                    index = queue.popleft()
+                except IndexError:
+                    return
+                # Each call gets its own copy of the caller's context, as a task would.
+                execution = context.copy().run(
+                    execute_tool_call, self._calls[index], self._scope, publish=False
+                )
+                loop.call_soon_threadsafe(self._finished, index, execution)
+
+        async with self._limit:
+            try:
+                await loop.run_in_executor(self._scope.executor, work)
+            except asyncio.CancelledError:
+                queue.clear()  # the threads stop taking calls; the running ones finish
+                raise
+
+    def _finished(self, index: int, execution: ToolExecution) -> None:
+        self._results[index] = execution
+        self._publisher.done(index, execution.event)
 
     async def _run_one(self, index: int) -> ToolExecution:
         async with self._limit:

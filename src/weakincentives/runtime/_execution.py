@@ -141,18 +141,21 @@ def execute_tool_call(
     *,
     tools: Sequence[Tool[Any, Any]] | None = None,
     retry_count: int = 0,
+    publish: bool = True,
 ) -> ToolExecution:
     """Run ``call`` in the calling thread and publish its ``ToolInvoked``; never raises.
 
     ``tools`` defaults to the rendered prompt's tools. An ``async def`` handler runs on
     the library's shared event loop; inside an evaluation prefer
     :func:`execute_tool_call_async`, which awaits it on the evaluation's own loop.
+    ``publish=False`` leaves publishing the event to the caller.
     """
     prepared = _prepare(call, scope, tools, retry_count)
     step = prepared.step
     outcome = step if isinstance(step, _Outcome) else _invoke_sync(step)
     execution = _finish(call, prepared, outcome, scope)
-    publish_tool_invoked(scope, execution.event)
+    if publish:
+        publish_tool_invoked(scope, execution.event)
     return execution
 
 
