@@ -246,6 +246,28 @@ class TestDeadlines:
         assert isinstance(caught.value.__cause__, PromptEvaluationError)
 
 
+class TestUntrustedReplies:
+    @pytest.mark.parametrize(
+        ("raw", "problem"),
+        [
+            (b"[" * 10_000 + b"]" * 10_000, "nested more than 128 levels deep"),
+            (b'{"id": ' + b"7" * 5_000 + b"}", "integer string conversion"),
+            (b'{"output": [], "usage": {"input_tokens": NaN}}', "NaN is not a JSON number"),
+        ],
+        ids=["deep", "huge-int", "nan"],
+    )
+    def test_a_reply_body_that_would_crash_a_decoder_is_a_response_error(
+        self, openai_loopback: OpenAILoopback, raw: bytes, problem: str
+    ) -> None:
+        """A hostile body becomes phase response with the reason, never a raw exception."""
+        openai_loopback.reply(Reply(raw=raw, headers={"content-type": "application/json"}))
+        with pytest.raises(PromptEvaluationError) as caught:
+            openai_loopback.adapter().evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert caught.value.phase == "response"
+        assert caught.value.reason.startswith("the reply is not valid JSON: ")
+        assert problem in caught.value.reason
+
+
 class TestRequestShape:
     def test_the_output_token_cap_can_come_from_request_options(
         self, openai_loopback: OpenAILoopback
