@@ -13,6 +13,7 @@ class, while the raw JSON is exactly what the server said.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Callable
 from types import ModuleType
@@ -66,6 +67,7 @@ class SdkTransport:
         self._client = client
         self._is_async = is_async
         self._endpoint = endpoint(client.with_options(max_retries=0))
+        self._named = _named_parameters(self._endpoint.with_streaming_response.create)
 
     @property
     def max_retries(self) -> int:
@@ -89,7 +91,18 @@ class SdkTransport:
 
     def _arguments(self, request: Body, attempt: Attempt, *, streamed: bool) -> dict[str, object]:
         """``create`` keyword arguments: the body, the attempt's timeout and retry header."""
-        arguments: dict[str, object] = dict(request)
+        arguments: dict[str, object] = {}
+        extra_body: dict[str, object] = {}
+        for key, value in request.items():
+            if self._named is None or key in self._named:
+                arguments[key] = value
+            else:
+                extra_body[key] = value
+        if extra_body:
+            # A field this SDK version does not name (a newer API option, or a compatible
+            # server's own such as top_k) still goes in the JSON body, as the SDK allows.
+            given = request.get("extra_body")
+            arguments["extra_body"] = {**(given if isinstance(given, dict) else {}), **extra_body}
         headers = request.get("extra_headers")
         arguments["extra_headers"] = {
             **(headers if isinstance(headers, dict) else {}),
@@ -168,6 +181,17 @@ class SdkTransport:
                 limits[phase] = remaining if limit is None else min(limit, remaining)
             return self._sdk.Timeout(**limits)
         return remaining
+
+
+def _named_parameters(create: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword arguments ``create`` names, or None when it takes any (``**kwargs``)."""
+    try:
+        parameters = inspect.signature(create).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
+        return None
+    return frozenset(parameter.name for parameter in parameters)
 
 
 def _decode(data: bytes, status: int, prompt_name: str) -> Body:

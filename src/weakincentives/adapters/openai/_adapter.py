@@ -7,7 +7,6 @@ package (and the offline adapter, which reuses the OpenAI codecs) works without 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import ModuleType
@@ -16,13 +15,21 @@ from typing import TYPE_CHECKING, Any
 from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
+from weakincentives.adapters._sdk_config import (
+    ClientSettings,
+    MergedOption,
+    build_client,
+    check_client,
+    check_model,
+    check_request_options,
+    require_sdk,
+)
 from weakincentives.adapters._sdk_transport import SdkTransport
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.adapters.openai._stream import ResponsesStreamReader
 from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
-from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 
 if TYPE_CHECKING:
@@ -33,15 +40,6 @@ __all__ = ["OpenAIAdapter", "OpenAIResponsesProvider"]
 type Body = dict[str, JSONValue]
 
 
-def _require_openai() -> ModuleType:
-    try:
-        return importlib.import_module("openai")
-    except ImportError as exc:
-        raise ImportError(
-            "OpenAIAdapter needs the official openai SDK: pip install 'weakincentives[openai]'"
-        ) from exc
-
-
 # Request options the adapter sets itself, and why a caller cannot.
 _RESERVED_OPTIONS: dict[str, str] = {
     "model": "is set by the adapter (pass model=)",
@@ -50,27 +48,19 @@ _RESERVED_OPTIONS: dict[str, str] = {
     "stream": "is an adapter setting (pass stream=True)",
 }
 # Request options the adapter extends, and the JSON type they must have.
-_MERGED_OPTIONS: tuple[tuple[str, type[object], str], ...] = (
-    ("tools", list, "must be a list (it is added to the prompt's tools)"),
-    ("include", list, "must be a list (it is added to the hosted tools' includes)"),
-    ("text", dict, "must be an object (the output format is added to it)"),
+_MERGED_OPTIONS = (
+    MergedOption(
+        key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
+    ),
+    MergedOption(
+        key="include",
+        expected=list,
+        why="must be a list (it is added to the hosted tools' includes)",
+    ),
+    MergedOption(
+        key="text", expected=dict, why="must be an object (the output format is added to it)"
+    ),
 )
-
-
-def _check_request_options(options: Mapping[str, JSONValue]) -> None:
-    problems = [f"{key!r} {why}" for key, why in _RESERVED_OPTIONS.items() if key in options]
-    problems.extend(
-        f"{key!r} {why}"
-        for key, expected, why in _MERGED_OPTIONS
-        if key in options and not isinstance(options[key], expected)
-    )
-    if problems:
-        raise ConfigValidationError(
-            "OpenAIAdapter request_options cannot be used as given: " + "; ".join(problems),
-            config_type=OpenAIAdapter,
-            field_name="request_options",
-            value=dict(options),
-        )
 
 
 class OpenAIResponsesProvider:
@@ -181,29 +171,34 @@ class OpenAIAdapter(Adapter[Body, Body]):
         clock: Callable[[], datetime] | None = None,
         id_factory: Callable[[], str] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigValidationError(
-                f"OpenAIAdapter model must be a non-empty string, got {model!r}",
-                config_type=OpenAIAdapter,
-                field_name="model",
-                value=model,
-            )
+        check_model(model, adapter_type=OpenAIAdapter)
         options = dict(request_options or {})
-        _check_request_options(options)
-        sdk = _require_openai()
-        if client is not None and not isinstance(client, sdk.OpenAI | sdk.AsyncOpenAI):
-            raise ConfigValidationError(
-                "OpenAIAdapter client must be an openai.OpenAI or openai.AsyncOpenAI, got "
-                f"{type(client).__name__}",
-                config_type=OpenAIAdapter,
-                field_name="client",
-            )
+        check_request_options(
+            options,
+            adapter_type=OpenAIAdapter,
+            reserved=_RESERVED_OPTIONS,
+            merged=_MERGED_OPTIONS,
+        )
+        sdk = require_sdk("openai", adapter="OpenAIAdapter", extra="openai")
+        check_client(
+            client,
+            accepted=(sdk.OpenAI, sdk.AsyncOpenAI),
+            names="openai.OpenAI or openai.AsyncOpenAI",
+            adapter_type=OpenAIAdapter,
+        )
         self._openai = OpenAIResponsesProvider(
             sdk=sdk,
             client=client
             if client is not None
-            else _build_client(
-                sdk, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            else build_client(
+                sdk.OpenAI,
+                sdk.OpenAIError,
+                ClientSettings(
+                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+                ),
+                adapter_type=OpenAIAdapter,
+                provider="OpenAI",
+                key_variable="OPENAI_API_KEY",
             ),
             model=model,
             options=options,
@@ -231,31 +226,3 @@ class OpenAIAdapter(Adapter[Body, Body]):
     def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
         """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
         return self._openai.hosted_tool_codecs
-
-
-def _build_client(
-    sdk: ModuleType,
-    *,
-    api_key: str | None,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-) -> openai.OpenAI:
-    settings: dict[str, object] = {}
-    for key, value in (
-        ("api_key", api_key),
-        ("base_url", base_url),
-        ("timeout", timeout),
-        ("max_retries", max_retries),
-    ):
-        if value is not None:
-            settings[key] = value
-    try:
-        client: openai.OpenAI = sdk.OpenAI(**settings)
-    except sdk.OpenAIError as exc:
-        raise ConfigValidationError(
-            f"could not create the OpenAI client: {exc}; pass api_key= or set OPENAI_API_KEY",
-            config_type=OpenAIAdapter,
-            field_name="api_key",
-        ) from exc
-    return client
