@@ -152,6 +152,17 @@ class TestRequests:
         assert response_format["json_schema"]["strict"] is True
         assert response_format["json_schema"]["schema"]["required"] == ["approved", "reason"]
 
+    def test_an_empty_answer_is_replayed_with_empty_content(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Null content is only valid beside tool calls, so an empty reply goes back as ''."""
+        openai_loopback.reply(
+            ok(completion(None)), ok(completion('{"approved": true, "reason": "ok"}'))
+        )
+        response = chat_adapter(openai_loopback).evaluate(verdict_prompt())
+        assert response.output == Verdict(approved=True, reason="ok")
+        assert openai_loopback.bodies[1]["messages"][1] == {"role": "assistant", "content": ""}
+
     @pytest.mark.parametrize(
         ("mode", "expected"),
         [("json_object", {"type": "json_object"}), ("none", None)],

@@ -127,6 +127,9 @@ def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
         replay["tool_calls"] = calls
+    elif replay["content"] is None:
+        # Content may be null only next to tool calls; an empty reply is replayed as "".
+        replay["content"] = ""
     refusal = message.get("refusal")
     if isinstance(refusal, str):
         replay["refusal"] = refusal
