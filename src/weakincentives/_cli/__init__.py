@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from weakincentives._cli._catalog import catalog_search_command
-from weakincentives._cli._demo import DemoOptions, run_demo
+from weakincentives._cli._demo import PROVIDERS, DemoOptions, run_demo
 from weakincentives._cli._render import render_command
 from weakincentives.errors import WinkError
 
@@ -25,14 +25,24 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="run the on-call triage agent and print a transcript",
         description=(
-            "Run the demo agent. Offline by default; --provider openai (or WINK_PROVIDER=openai) "
-            "uses the OpenAI Responses API with OPENAI_API_KEY, --model (or WINK_MODEL) and "
-            "--base-url (or OPENAI_BASE_URL) for any Responses-compatible server."
+            "Run the demo agent. Offline by default; --provider (or WINK_PROVIDER) picks a "
+            "real model: openai (Responses API, OPENAI_API_KEY), openai-chat (Chat "
+            "Completions: OpenAI or a local server such as llama.cpp, Ollama or vLLM via "
+            "--base-url or OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY). --model (or "
+            "WINK_MODEL) names the model; --temperature and --request-options (or "
+            "WINK_REQUEST_OPTIONS) are added to every request."
         ),
     )
-    demo.add_argument("--provider", choices=("offline", "openai"), default=None)
-    demo.add_argument("--model", default=None, help="model name for --provider openai")
-    demo.add_argument("--base-url", default=None, help="Responses API base URL")
+    demo.add_argument("--provider", choices=PROVIDERS, default=None)
+    demo.add_argument("--model", default=None, help="model name for the provider")
+    demo.add_argument("--base-url", default=None, help="the provider's API base URL")
+    demo.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    demo.add_argument(
+        "--request-options",
+        default=None,
+        metavar="JSON",
+        help="added to every request, e.g. '{\"top_p\": 0.9}'",
+    )
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
     render = commands.add_parser(
         "render",
@@ -77,6 +87,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
                 model=arguments.model,
                 base_url=arguments.base_url,
                 show_prompt=not arguments.no_prompt,
+                request_options=arguments.request_options,
+                temperature=arguments.temperature,
             )
             return run_demo(options, stream)
         if arguments.command == "render":
