@@ -231,6 +231,28 @@ class TestRequests:
         }
         assert "container" not in body
 
+    def test_an_existing_container_is_named_in_every_request(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """CodeInterpreterConfig.container_id becomes the request's container field."""
+        config = CodeInterpreterConfig(allowed_languages=("bash", "python"), container_id="ctr_7")
+        prompt = Prompt(
+            ns="claude",
+            key="code",
+            sections=[
+                MarkdownSection(
+                    title="T", template="Go.", hosted_tools=(code_interpreter_tool(config),)
+                )
+            ],
+        )
+        openai_loopback.reply(ok(message(text("Done."))))
+        claude(openai_loopback).evaluate(prompt)
+        body = openai_loopback.bodies[0]
+        assert body["container"] == "ctr_7"
+        assert body["messages"] == [
+            {"role": "user", "content": [{"type": "text", "text": "## 1 T\nGo."}]}
+        ]
+
     def test_a_container_used_in_one_round_is_reused_in_the_next(
         self, openai_loopback: OpenAILoopback
     ) -> None:
