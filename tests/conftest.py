@@ -22,7 +22,11 @@ settings.load_profile("weakincentives")
 def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the host's provider credentials and proxies out of every test."""
     for name in list(os.environ):
-        if name.startswith("OPENAI_") or name.lower() in {"http_proxy", "https_proxy", "all_proxy"}:
+        if name.startswith(("OPENAI_", "ANTHROPIC_")) or name.lower() in {
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        }:
             monkeypatch.delenv(name, raising=False)
 
 

@@ -14,12 +14,12 @@ from tests.adapters.conftest import (
     response_body,
 )
 from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from weakincentives.adapters._sdk_errors import _jsonable
 from weakincentives.adapters.openai import (
     OpenAIAdapter,
     OpenAICodeInterpreterCodec,
     OpenAIWebSearchCodec,
 )
-from weakincentives.adapters.openai._errors import _jsonable
 from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 

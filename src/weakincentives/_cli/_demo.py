@@ -1,9 +1,12 @@
 """``python -m weakincentives demo``: run the on-call agent and print a transcript.
 
-Offline by default (a deterministic responder plays the model). With
-``--provider openai`` (or ``WINK_PROVIDER=openai``) the same prompt, tools and loop
-run against the OpenAI Responses API, or any compatible server via ``--base-url``
-(or ``OPENAI_BASE_URL``); the key comes from ``OPENAI_API_KEY``.
+Offline by default (a deterministic responder plays the model). With ``--provider``
+(or ``WINK_PROVIDER``) the same prompt, tools and loop run against a real model:
+``openai`` (Responses API), ``openai-chat`` (Chat Completions: OpenAI or a local
+server such as llama.cpp, Ollama or vLLM via ``--base-url`` / ``OPENAI_BASE_URL``) or
+``anthropic`` (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``). Request options such as
+the temperature come from ``--temperature`` and ``--request-options`` (or
+``WINK_REQUEST_OPTIONS``), as JSON.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from weakincentives._cli._commands import CommandGroup, add_command
@@ -19,15 +23,20 @@ from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_
 from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
 from weakincentives.adapters import OfflineAdapter, ProviderAdapter
-from weakincentives.adapters.openai import OpenAIAdapter
+from weakincentives.adapters.anthropic import AnthropicAdapter
+from weakincentives.adapters.openai import ChatCompletionsAdapter, OpenAIAdapter
 from weakincentives.errors import ConfigValidationError
+from weakincentives.prompt import PromptTemplate
 from weakincentives.runtime import InProcessEventBus, PromptExecuted, Session, TokenUsage
-from weakincentives.serde import dump
+from weakincentives.serde import JSONValue, dump
 from weakincentives.tools import WebSearchResult
 
 __all__ = ["DemoOptions", "register", "run_demo"]
 
 DEFAULT_MODEL = "gpt-4.1-mini"
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6"}
+"""Per-provider default model; the others use ``DEFAULT_MODEL``."""
+PROVIDERS = ("offline", "openai", "openai-chat", "anthropic")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +47,8 @@ class DemoOptions:
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     show_prompt: bool = True
+    request_options: Mapping[str, JSONValue] = field(default_factory=dict)
+    """Added to every request, e.g. ``{"temperature": 0}``."""
 
     @classmethod
     def from_environment(
@@ -47,27 +58,100 @@ class DemoOptions:
         model: str | None = None,
         base_url: str | None = None,
         show_prompt: bool = True,
+        request_options: str | None = None,
+        temperature: float | None = None,
     ) -> DemoOptions:
-        """Flags win; otherwise ``WINK_PROVIDER``, ``WINK_MODEL``, ``OPENAI_BASE_URL``."""
+        """Options from the flags, falling back to the environment.
+
+        Variables: ``WINK_PROVIDER``, ``WINK_MODEL``, the provider's base URL variable
+        (``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``) and ``WINK_REQUEST_OPTIONS``.
+        ``request_options`` is a JSON object; ``temperature`` is added to it.
+        """
+        chosen = provider or os.environ.get("WINK_PROVIDER") or "offline"
+        variable = "ANTHROPIC_BASE_URL" if chosen == "anthropic" else "OPENAI_BASE_URL"
+        options = _json_object(request_options or os.environ.get("WINK_REQUEST_OPTIONS"))
+        if temperature is not None:
+            options["temperature"] = temperature
         return cls(
-            provider=provider or os.environ.get("WINK_PROVIDER") or "offline",
-            model=model or os.environ.get("WINK_MODEL") or DEFAULT_MODEL,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            provider=chosen,
+            model=model
+            or os.environ.get("WINK_MODEL")
+            or DEFAULT_MODELS.get(chosen, DEFAULT_MODEL),
+            base_url=base_url or os.environ.get(variable) or None,
             show_prompt=show_prompt,
+            request_options=options,
         )
 
 
+def _json_object(text: str | None) -> dict[str, JSONValue]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigValidationError(
+            f"request options must be a JSON object, such as '{{\"temperature\": 0}}': {exc}",
+            field_name="request_options",
+            value=text,
+        ) from exc
+    if not isinstance(value, dict):
+        raise ConfigValidationError(
+            f"request options must be a JSON object, got a JSON {type(value).__name__}",
+            field_name="request_options",
+            value=text,
+        )
+    return value
+
+
 def build_adapter(options: DemoOptions) -> ProviderAdapter:
-    """The offline responder, or the OpenAI adapter when asked for."""
+    """The offline responder, or the adapter for the provider asked for."""
+    extra = dict(options.request_options)
     if options.provider == "offline":
         return OfflineAdapter(responder=demo_responder, name="offline")
     if options.provider == "openai":
-        return OpenAIAdapter(model=options.model, base_url=options.base_url)
+        return OpenAIAdapter(model=options.model, base_url=options.base_url, request_options=extra)
+    if options.provider == "openai-chat":
+        # Local servers read max_tokens (not always max_completion_tokens), and small
+        # local models often write tool calls as text: the demo opts in to reading them.
+        return ChatCompletionsAdapter(
+            model=options.model,
+            base_url=options.base_url,
+            request_options=extra,
+            token_cap_field="max_tokens",
+            recover_text_tool_calls=True,
+        )
+    if options.provider == "anthropic":
+        return AnthropicAdapter(
+            model=options.model, base_url=options.base_url, request_options=extra
+        )
     raise ConfigValidationError(
-        f"unknown provider {options.provider!r}; use 'offline' or 'openai'",
+        f"unknown provider {options.provider!r}; use one of {', '.join(map(repr, PROVIDERS))}",
         field_name="provider",
         value=options.provider,
     )
+
+
+def _runnable(
+    template: PromptTemplate[TriageReport], adapter: ProviderAdapter
+) -> tuple[PromptTemplate[TriageReport], tuple[str, ...]]:
+    """The prompt without sections whose hosted tools the adapter cannot run, and their keys.
+
+    Chat Completions runs no hosted tools; rather than fail, the demo leaves web search
+    out on that adapter and says so.
+    """
+    codecs = adapter.provider.hosted_tool_codecs
+    dropped = tuple(
+        section.key
+        for section in template.sections
+        if any(tool.kind not in codecs for tool in section.hosted_tools())
+    )
+    if not dropped:
+        return template, ()
+    kept = [section for section in template.sections if section.key not in dropped]
+    runnable = PromptTemplate[TriageReport](
+        ns=template.ns, key=template.key, name=template.name, sections=kept
+    )
+    return runnable, dropped
 
 
 def run_demo(options: DemoOptions, out: TextIO) -> int:
@@ -78,8 +162,13 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     transcript = Transcript(out, show_prompt=options.show_prompt)
     transcript.attach(bus)
     transcript.line(f"weakincentives demo: on-call triage on the {adapter.name} adapter")
+    prompt, dropped = _runnable(build_triage_prompt(), adapter)
+    for key in dropped:
+        transcript.line(
+            f"(section {key!r} left out: the {adapter.name} adapter cannot run its hosted tools)"
+        )
     response = adapter.evaluate(
-        build_triage_prompt(),
+        prompt,
         IncidentParams(service="checkout-api", symptom="p99 latency alerts"),
         bus=bus,
         session=session,
@@ -109,6 +198,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         model=arguments.model,
         base_url=arguments.base_url,
         show_prompt=not arguments.no_prompt,
+        request_options=arguments.request_options,
+        temperature=arguments.temperature,
     )
     return run_demo(options, out)
 
@@ -122,22 +213,30 @@ def register(group: CommandGroup) -> None:
         description=(
             "Run the demo agent and print what the model sees, every tool call and result, "
             "and the structured answer. Offline by default, where a deterministic stand-in "
-            "plays the model. --provider openai (or WINK_PROVIDER=openai) uses the OpenAI "
-            "Responses API with OPENAI_API_KEY; --base-url (or OPENAI_BASE_URL) points it at "
-            "any Responses-compatible server."
+            "plays the model. --provider (or WINK_PROVIDER) picks a real model: openai "
+            "(Responses API, OPENAI_API_KEY), openai-chat (Chat Completions: OpenAI or a "
+            "local server such as llama.cpp, Ollama or vLLM via --base-url or "
+            "OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY). --model (or WINK_MODEL) "
+            "names the model; --temperature and --request-options (or "
+            "WINK_REQUEST_OPTIONS) are added to every request."
         ),
         examples=(
             "",
             "--no-prompt",
             "--provider openai --model gpt-4.1-mini",
+            "--provider openai-chat --base-url http://127.0.0.1:8080/v1 --temperature 0",
+            "--provider anthropic --model claude-sonnet-4-6",
         ),
         run=_run,
     )
+    demo.add_argument("--provider", choices=PROVIDERS, default=None, help="default: offline")
+    demo.add_argument("--model", default=None, help="the provider's model name")
+    demo.add_argument("--base-url", default=None, help="the provider's API base URL")
+    demo.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     demo.add_argument(
-        "--provider", choices=("offline", "openai"), default=None, help="default: offline"
+        "--request-options",
+        default=None,
+        metavar="JSON",
+        help="a JSON object added to every request, e.g. '{\"top_p\": 0.9}'",
     )
-    demo.add_argument(
-        "--model", default=None, help=f"model for --provider openai (default: {DEFAULT_MODEL})"
-    )
-    demo.add_argument("--base-url", default=None, help="Responses API base URL")
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")

@@ -7,25 +7,29 @@ package (and the offline adapter, which reuses the OpenAI codecs) works without 
 
 from __future__ import annotations
 
-import asyncio
-import importlib
-import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any
 
 from weakincentives.adapters._adapter import Adapter, merged_settings
-from weakincentives.adapters._blocking import run_blocking
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
+from weakincentives.adapters._sdk_config import (
+    ClientSettings,
+    MergedOption,
+    build_client,
+    check_client,
+    check_model,
+    check_request_options,
+    require_sdk,
+)
+from weakincentives.adapters._sdk_transport import SdkTransport
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
-from weakincentives.adapters.openai._errors import decode_body, mapped_errors
-from weakincentives.adapters.openai._stream import EventStreamParser, ResponsesStreamReader
+from weakincentives.adapters.openai._stream import ResponsesStreamReader
 from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
-from weakincentives.errors import ConfigValidationError, ProviderError
 from weakincentives.serde import JSONValue
 
 if TYPE_CHECKING:
@@ -36,15 +40,6 @@ __all__ = ["OpenAIAdapter", "OpenAIResponsesProvider"]
 type Body = dict[str, JSONValue]
 
 
-def _require_openai() -> ModuleType:
-    try:
-        return importlib.import_module("openai")
-    except ImportError as exc:
-        raise ImportError(
-            "OpenAIAdapter needs the official openai SDK: pip install 'weakincentives[openai]'"
-        ) from exc
-
-
 # Request options the adapter sets itself, and why a caller cannot.
 _RESERVED_OPTIONS: dict[str, str] = {
     "model": "is set by the adapter (pass model=)",
@@ -53,41 +48,19 @@ _RESERVED_OPTIONS: dict[str, str] = {
     "stream": "is an adapter setting (pass stream=True)",
 }
 # Request options the adapter extends, and the JSON type they must have.
-_MERGED_OPTIONS: tuple[tuple[str, type[object], str], ...] = (
-    ("tools", list, "must be a list (it is added to the prompt's tools)"),
-    ("include", list, "must be a list (it is added to the hosted tools' includes)"),
-    ("text", dict, "must be an object (the output format is added to it)"),
+_MERGED_OPTIONS = (
+    MergedOption(
+        key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
+    ),
+    MergedOption(
+        key="include",
+        expected=list,
+        why="must be a list (it is added to the hosted tools' includes)",
+    ),
+    MergedOption(
+        key="text", expected=dict, why="must be an object (the output format is added to it)"
+    ),
 )
-
-
-def _check_request_options(options: Mapping[str, JSONValue]) -> None:
-    problems = [f"{key!r} {why}" for key, why in _RESERVED_OPTIONS.items() if key in options]
-    problems.extend(
-        f"{key!r} {why}"
-        for key, expected, why in _MERGED_OPTIONS
-        if key in options and not isinstance(options[key], expected)
-    )
-    if problems:
-        raise ConfigValidationError(
-            "OpenAIAdapter request_options cannot be used as given: " + "; ".join(problems),
-            config_type=OpenAIAdapter,
-            field_name="request_options",
-            value=dict(options),
-        )
-
-
-class _RawReply(Protocol):
-    """What ``with_raw_response.create`` returns, as far as we read it."""
-
-    @property
-    def status_code(self) -> int:
-        """The HTTP status of the successful reply."""
-        ...
-
-    @property
-    def text(self) -> str:
-        """The reply body, decoded."""
-        ...
 
 
 class OpenAIResponsesProvider:
@@ -111,10 +84,13 @@ class OpenAIResponsesProvider:
         codecs: Mapping[str, HostedToolCodec[Any, Any]],
         stream: bool,
     ) -> None:
-        self._sdk = sdk
         self._client = client
-        self._is_async = isinstance(client, sdk.AsyncOpenAI)
-        self._attempts = client.with_options(max_retries=0)
+        self._transport = SdkTransport(
+            sdk=sdk,
+            client=client,
+            is_async=isinstance(client, sdk.AsyncOpenAI),
+            endpoint=lambda attempts: attempts.responses,
+        )
         self._model = model
         self._options = dict(options)
         self._codecs = dict(codecs)
@@ -133,7 +109,7 @@ class OpenAIResponsesProvider:
     @property
     def max_retries(self) -> int:
         """The client's ``max_retries``: how often the loop resends a retryable failure."""
-        return int(self._client.max_retries)
+        return self._transport.max_retries
 
     @property
     def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
@@ -155,97 +131,12 @@ class OpenAIResponsesProvider:
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``responses.create`` call, streamed when the adapter streams."""
-        arguments = self._arguments(request, attempt)
-        if self._is_async:
-            return await self._send_async(arguments, attempt, on_text)
-        return await run_blocking(
-            lambda forward: self._send_sync(arguments, attempt, forward), on_text
-        )
-
-    def _arguments(self, request: Body, attempt: Attempt) -> dict[str, object]:
-        """``create`` keyword arguments: the body, the attempt's timeout and retry header."""
-        arguments: dict[str, object] = dict(request)
-        headers = request.get("extra_headers")
-        # The loop owns retries, so it tells the server which attempt this is, as the SDK would.
-        arguments["extra_headers"] = {
-            **(headers if isinstance(headers, dict) else {}),
-            "x-stainless-retry-count": str(attempt.number - 1),
-        }
-        if attempt.timeout is not None:
-            arguments["timeout"] = self._bounded_timeout(attempt.timeout)
-        if self._stream:
-            arguments["stream"] = True
-        return arguments
-
-    async def _send_async(
-        self, arguments: dict[str, object], attempt: Attempt, on_text: TextSink
-    ) -> Body:
-        responses = cast("Any", self._attempts).responses
-        name = attempt.prompt_name
-        try:
-            async with asyncio.timeout(attempt.timeout):
-                with mapped_errors(self._sdk, prompt_name=name):
-                    if not self._stream:
-                        raw: _RawReply = await responses.with_raw_response.create(**arguments)
-                        return decode_body(raw.text, status=raw.status_code, prompt_name=name)
-                    reader = ResponsesStreamReader(on_text, prompt_name=name)
-                    parser = EventStreamParser()
-                    async with responses.with_streaming_response.create(**arguments) as streamed:
-                        async for chunk in streamed.iter_bytes():
-                            for event in parser.feed(chunk):
-                                reader.read(event)
-                    for event in parser.close():
-                        reader.read(event)
-                    return reader.result()
-        except TimeoutError as exc:
-            raise _timed_out(name) from exc
-
-    def _send_sync(self, arguments: dict[str, object], attempt: Attempt, on_text: TextSink) -> Body:
-        responses = cast("Any", self._attempts).responses
-        name = attempt.prompt_name
-        with mapped_errors(self._sdk, prompt_name=name):
-            if not self._stream:
-                raw: _RawReply = responses.with_raw_response.create(**arguments)
-                return decode_body(raw.text, status=raw.status_code, prompt_name=name)
-            ends = None if attempt.timeout is None else time.monotonic() + attempt.timeout
-            reader = ResponsesStreamReader(on_text, prompt_name=name)
-            parser = EventStreamParser()
-            with responses.with_streaming_response.create(**arguments) as streamed:
-                for chunk in streamed.iter_bytes():
-                    for event in parser.feed(chunk):
-                        reader.read(event)
-                    if ends is not None and time.monotonic() > ends:
-                        raise _timed_out(name)
-            for event in parser.close():
-                reader.read(event)
-            return reader.result()
-
-    def _bounded_timeout(self, remaining: float) -> object:
-        """The client's timeout, shortened (never lengthened) to the time the attempt has.
-
-        A per-request timeout replaces the client's, so it must be the sooner of the two.
-        """
-        remaining = max(remaining, 0.001)
-        configured: object = self._client.timeout
-        if isinstance(configured, int | float):
-            return min(float(configured), remaining)
-        if isinstance(configured, self._sdk.Timeout):
-            # connect/read/write/pool may each be None (no limit); bound every one of them.
-            limits: dict[str, float] = {}
-            for phase in ("connect", "read", "write", "pool"):
-                limit = getattr(configured, phase)
-                limits[phase] = remaining if limit is None else min(limit, remaining)
-            return self._sdk.Timeout(**limits)
-        return remaining
+        reader = _responses_reader if self._stream else None
+        return await self._transport.send(request, attempt, on_text, reader)
 
 
-def _timed_out(prompt_name: str) -> ProviderError:
-    return ProviderError(
-        "the request did not finish in the time left",
-        prompt_name=prompt_name,
-        retryable=True,
-        provider_payload={"error": "timeout"},
-    )
+def _responses_reader(on_text: TextSink, prompt_name: str) -> ResponsesStreamReader:
+    return ResponsesStreamReader(on_text, prompt_name=prompt_name)
 
 
 class OpenAIAdapter(Adapter[Body, Body]):
@@ -280,29 +171,34 @@ class OpenAIAdapter(Adapter[Body, Body]):
         clock: Callable[[], datetime] | None = None,
         id_factory: Callable[[], str] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigValidationError(
-                f"OpenAIAdapter model must be a non-empty string, got {model!r}",
-                config_type=OpenAIAdapter,
-                field_name="model",
-                value=model,
-            )
+        check_model(model, adapter_type=OpenAIAdapter)
         options = dict(request_options or {})
-        _check_request_options(options)
-        sdk = _require_openai()
-        if client is not None and not isinstance(client, sdk.OpenAI | sdk.AsyncOpenAI):
-            raise ConfigValidationError(
-                "OpenAIAdapter client must be an openai.OpenAI or openai.AsyncOpenAI, got "
-                f"{type(client).__name__}",
-                config_type=OpenAIAdapter,
-                field_name="client",
-            )
+        check_request_options(
+            options,
+            adapter_type=OpenAIAdapter,
+            reserved=_RESERVED_OPTIONS,
+            merged=_MERGED_OPTIONS,
+        )
+        sdk = require_sdk("openai", adapter="OpenAIAdapter", extra="openai")
+        check_client(
+            client,
+            accepted=(sdk.OpenAI, sdk.AsyncOpenAI),
+            names="openai.OpenAI or openai.AsyncOpenAI",
+            adapter_type=OpenAIAdapter,
+        )
         self._openai = OpenAIResponsesProvider(
             sdk=sdk,
             client=client
             if client is not None
-            else _build_client(
-                sdk, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            else build_client(
+                sdk.OpenAI,
+                sdk.OpenAIError,
+                ClientSettings(
+                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+                ),
+                adapter_type=OpenAIAdapter,
+                provider="OpenAI",
+                key_variable="OPENAI_API_KEY",
             ),
             model=model,
             options=options,
@@ -330,31 +226,3 @@ class OpenAIAdapter(Adapter[Body, Body]):
     def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
         """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
         return self._openai.hosted_tool_codecs
-
-
-def _build_client(
-    sdk: ModuleType,
-    *,
-    api_key: str | None,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-) -> openai.OpenAI:
-    settings: dict[str, object] = {}
-    for key, value in (
-        ("api_key", api_key),
-        ("base_url", base_url),
-        ("timeout", timeout),
-        ("max_retries", max_retries),
-    ):
-        if value is not None:
-            settings[key] = value
-    try:
-        client: openai.OpenAI = sdk.OpenAI(**settings)
-    except sdk.OpenAIError as exc:
-        raise ConfigValidationError(
-            f"could not create the OpenAI client: {exc}; pass api_key= or set OPENAI_API_KEY",
-            config_type=OpenAIAdapter,
-            field_name="api_key",
-        ) from exc
-    return client

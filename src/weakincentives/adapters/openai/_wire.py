@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -114,7 +115,7 @@ def parse_response_body(
         )
     output = payload.get("output")
     if not isinstance(output, list):
-        raise _malformed("'output' is not a list", payload, prompt_name)
+        raise malformed("'output' is not a list", payload, prompt_name)
     response_id = payload.get("id")
     texts: list[str] = []
     refusals: list[str] = []
@@ -122,7 +123,7 @@ def parse_response_body(
     items: list[Mapping[str, JSONValue]] = []
     for item in output:
         if not isinstance(item, dict):
-            raise _malformed("an output item is not an object", payload, prompt_name)
+            raise malformed("an output item is not an object", payload, prompt_name)
         items.append(item)
         kind = item.get("type")
         if kind == "message":
@@ -185,15 +186,15 @@ def _read_message(
 ) -> None:
     content = item.get("content")
     if not isinstance(content, list):
-        raise _malformed("a message item has no content list", payload, prompt_name)
+        raise malformed("a message item has no content list", payload, prompt_name)
     for part in content:
         if not isinstance(part, dict):
-            raise _malformed("a message content part is not an object", payload, prompt_name)
+            raise malformed("a message content part is not an object", payload, prompt_name)
         kind = part.get("type")
         if kind == "output_text":
             text = part.get("text")
             if not isinstance(text, str):
-                raise _malformed("an output_text part has no text", payload, prompt_name)
+                raise malformed("an output_text part has no text", payload, prompt_name)
             texts.append(text)
         elif kind == "refusal":
             refusal = part.get("refusal")
@@ -208,7 +209,7 @@ def _read_call(
 ) -> ToolCall:
     call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
     if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str)):
-        raise _malformed(
+        raise malformed(
             "a function_call item needs string call_id, name and arguments", payload, prompt_name
         )
     return ToolCall(
@@ -223,28 +224,8 @@ def _usage(usage: JSONValue) -> TokenUsage:
     if not isinstance(usage, dict):
         return TokenUsage()
     return TokenUsage(
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        cached_input_tokens=_int(_nested(usage, "input_tokens_details", "cached_tokens")),
-        reasoning_tokens=_int(_nested(usage, "output_tokens_details", "reasoning_tokens")),
-    )
-
-
-def _nested(data: Mapping[str, JSONValue], outer: str, inner: str) -> JSONValue:
-    value = data.get(outer)
-    return value.get(inner) if isinstance(value, dict) else None
-
-
-def _int(value: JSONValue) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _malformed(
-    reason: str, payload: Mapping[str, JSONValue], prompt_name: str
-) -> PromptEvaluationError:
-    return PromptEvaluationError(
-        f"cannot interpret the provider's reply: {reason}",
-        prompt_name=prompt_name,
-        phase="response",
-        provider_payload=payload,
+        input_tokens=count(usage.get("input_tokens")),
+        output_tokens=count(usage.get("output_tokens")),
+        cached_input_tokens=count(nested(usage, "input_tokens_details", "cached_tokens")),
+        reasoning_tokens=count(nested(usage, "output_tokens_details", "reasoning_tokens")),
     )

@@ -1,4 +1,9 @@
-"""Turn SDK exceptions and undecodable bodies into typed errors at the adapter boundary."""
+"""Turn official-SDK exceptions and undecodable bodies into typed errors at the boundary.
+
+The ``openai`` and ``anthropic`` SDKs are generated from one template and raise the same
+exception classes (``APITimeoutError``, ``APIConnectionError``, ``APIStatusError``), so
+one mapping serves every provider built on them.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,169 @@
+"""Streamed Messages API replies folded into the message a non-streamed call returns.
+
+Events (the ``anthropic`` SDK's ``raw_message_stream_event.py``): ``message_start``
+carries the message with empty ``content``; ``content_block_start`` opens block
+``index`` (server tool results arrive whole here); ``content_block_delta`` extends it
+with ``text_delta``, ``input_json_delta`` (a tool's input as JSON in pieces),
+``citations_delta``, ``thinking_delta`` or ``signature_delta``; ``content_block_stop``
+closes it; ``message_delta`` sets ``stop_reason``, ``stop_details``, ``container`` and
+the cumulative ``usage``; ``message_stop`` ends the message. ``ping`` is ignored and
+``error`` ends the stream with the provider's error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from weakincentives.adapters._json import decode_reply
+from weakincentives.adapters._provider import TextSink
+from weakincentives.adapters._sse import ServerEvent
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.serde import JSONValue
+
+__all__ = ["MessagesStreamReader"]
+
+type Body = dict[str, JSONValue]
+
+_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+_DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
+
+
+class MessagesStreamReader:
+    """Reads Messages API stream events into text deltas and the final message body."""
+
+    def __init__(self, on_text: TextSink, *, prompt_name: str) -> None:
+        self._on_text = on_text
+        self._prompt_name = prompt_name
+        self._message: Body | None = None
+        self._blocks: dict[int, Body] = {}
+        self._json: dict[int, list[str]] = {}
+        self._stopped = False
+
+    def read(self, event: ServerEvent) -> None:
+        """Handle one event; ``error`` and unreadable events are phase ``response``."""
+        if self._stopped:
+            return
+        data, problem = decode_reply(event.data)
+        if problem is not None or not isinstance(data, dict):
+            raise self._broken(
+                f"a stream event is not a JSON object ({problem or 'not an object'})"
+            )
+        kind = data.get("type", event.event)
+        if kind == "error":
+            raise self._broken(
+                f"the provider reported an error mid-stream: {_error_text(data)}", payload=data
+            )
+        if kind == "message_start":
+            message = data.get("message")
+            if not isinstance(message, dict):
+                raise self._broken("message_start carries no message object", payload=data)
+            self._message = dict(message)
+            return
+        if kind in {"ping", None}:
+            return
+        message = self._started(data)
+        if kind == "content_block_start":
+            block = data.get("content_block")
+            if not isinstance(block, dict):
+                raise self._broken("content_block_start carries no content block", payload=data)
+            self._blocks[self._index(data)] = dict(block)
+        elif kind == "content_block_delta":
+            self._delta(data)
+        elif kind == "content_block_stop":
+            self._close_block(self._index(data), data)
+        elif kind == "message_delta":
+            _apply_message_delta(message, data)
+        elif kind == "message_stop":
+            self._stopped = True
+
+    def result(self) -> Body:
+        """The message; phase ``response`` when the stream ended before ``message_stop``."""
+        if self._message is None or not self._stopped:
+            raise self._broken("the stream ended before the response completed")
+        return {**self._message, "content": [self._blocks[i] for i in sorted(self._blocks)]}
+
+    def _started(self, data: Mapping[str, JSONValue]) -> Body:
+        if self._message is None:
+            raise self._broken("an event arrived before message_start", payload=data)
+        return self._message
+
+    def _index(self, data: Mapping[str, JSONValue]) -> int:
+        index = data.get("index")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise self._broken("a content block event has no integer index", payload=data)
+        return index
+
+    def _delta(self, data: Mapping[str, JSONValue]) -> None:
+        index = self._index(data)
+        block = self._blocks.get(index)
+        delta = data.get("delta")
+        if block is None or not isinstance(delta, dict):
+            raise self._broken(f"a delta for block {index}, which was not started", payload=data)
+        kind = delta.get("type")
+        if isinstance(kind, str) and kind in _DELTA_FIELDS:
+            field = _DELTA_FIELDS[kind]
+            piece = delta.get(field)
+            if isinstance(piece, str):
+                current = block.get(field)
+                block[field] = (current if isinstance(current, str) else "") + piece
+                if kind == "text_delta":
+                    self._on_text(piece)
+        elif kind == "input_json_delta":
+            piece = delta.get("partial_json")
+            if isinstance(piece, str):
+                self._json.setdefault(index, []).append(piece)
+        elif kind == "citations_delta":
+            citation = delta.get("citation")
+            citations = block.get("citations")
+            block["citations"] = [*(citations if isinstance(citations, list) else []), citation]
+        elif kind == "signature_delta":
+            block["signature"] = delta.get("signature")
+
+    def _close_block(self, index: int, data: Mapping[str, JSONValue]) -> None:
+        block = self._blocks.get(index)
+        if block is None:
+            raise self._broken(f"block {index} was stopped but never started", payload=data)
+        pieces = self._json.pop(index, None)
+        if block.get("type") in _INPUT_BLOCKS and pieces is not None:
+            text = "".join(pieces)
+            value, problem = decode_reply(text) if text else ({}, None)
+            if problem is not None or not isinstance(value, dict):
+                raise self._broken(
+                    f"the input of block {index} is not a JSON object "
+                    f"({problem or 'not an object'}): {text[:200]}",
+                    payload=data,
+                )
+            block["input"] = value
+
+    def _broken(
+        self, reason: str, payload: Mapping[str, JSONValue] | None = None
+    ) -> PromptEvaluationError:
+        return PromptEvaluationError(
+            reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
+        )
+
+
+def _apply_message_delta(message: Body, data: Mapping[str, JSONValue]) -> None:
+    delta = data.get("delta")
+    if isinstance(delta, dict):
+        for key in ("stop_reason", "stop_sequence", "stop_details"):
+            if key in delta:
+                message[key] = delta[key]
+        if delta.get("container") is not None:
+            message["container"] = delta["container"]
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        # Counts on message_delta are cumulative, so they replace the message_start ones;
+        # a count left out keeps its earlier value.
+        current = message.get("usage")
+        merged = dict(current) if isinstance(current, dict) else {}
+        merged.update({key: value for key, value in usage.items() if value is not None})
+        message["usage"] = merged
+
+
+def _error_text(data: Mapping[str, JSONValue]) -> str:
+    error = data.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    text = message if isinstance(message, str) and message else "no details"
+    return f"{text} ({kind})" if isinstance(kind, str) and kind else text

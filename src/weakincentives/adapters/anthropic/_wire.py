@@ -1,0 +1,323 @@
+"""Translate turns to Messages API request bodies and replies back to turns.
+
+Shapes follow the ``anthropic`` SDK's ``types/message_create_params.py`` and
+``types/message.py``. A reply is the tuple of messages of one turn: more than one
+when the provider paused a long turn (``stop_reason: "pause_turn"``) and the
+provider's ``send`` continued it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from weakincentives.adapters._reply import count, malformed, nested
+from weakincentives.adapters._turns import (
+    AssistantMessage,
+    ConversationItem,
+    FeedbackMessage,
+    ModelTurn,
+    PromptMessage,
+    ToolOutputMessage,
+    TurnRequest,
+)
+from weakincentives.adapters.anthropic._blocks import container_id
+from weakincentives.adapters.anthropic._codec_code_execution import code_execution_request
+from weakincentives.adapters.anthropic._schema import anthropic_schema
+from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.prompt import Tool
+from weakincentives.runtime import TokenUsage, ToolCall
+from weakincentives.serde import JSONValue
+from weakincentives.tools.web_search import WEB_SEARCH_KIND
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "MessagesWireOptions",
+    "OutputFormatMode",
+    "build_messages_body",
+    "messages_tool",
+    "parse_messages_reply",
+]
+
+type Body = dict[str, JSONValue]
+
+type OutputFormatMode = Literal["json_schema", "prompt"]
+"""``json_schema``: send ``output_config.format`` where it can be honoured; ``prompt``: never."""
+
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` is required by the API; sent when neither the loop nor the options set it."""
+
+_FINISHED = frozenset({"end_turn", "tool_use", "stop_sequence", None})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessagesWireOptions:
+    """What the adapter adds to every request."""
+
+    model: str
+    options: Mapping[str, JSONValue]
+    """Caller's request options, already checked."""
+    output_format: OutputFormatMode = "json_schema"
+
+
+def messages_tool(tool: Tool[Any, Any]) -> Body:
+    """The Messages API definition of a client tool, from its cached spec."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.spec.parameters_schema,
+    }
+
+
+def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body:
+    """The keyword arguments of ``client.messages.create`` for one turn.
+
+    The options' ``tools`` follow the prompt's and their ``output_config`` keeps its
+    other settings next to the output format. JSON outputs are asked for only for
+    schemas Anthropic's subset can carry (``OutputSchema.strict``) and not alongside
+    web search, whose citations Anthropic documents as incompatible with them; the
+    answer shape is in the prompt text in every case.
+    """
+    options = wire.options
+    body: Body = dict(options)
+    body["model"] = wire.model
+    if "max_tokens" not in options:
+        cap = request.max_output_tokens
+        body["max_tokens"] = cap if cap is not None else DEFAULT_MAX_TOKENS
+    hosted = request.rendered.hosted_tools
+    container, uploads = code_execution_request(hosted)
+    body["messages"] = _messages(request.history, uploads)
+    tools: list[JSONValue] = [messages_tool(tool) for tool in request.rendered.tools]
+    tools.extend(dict(spec) for spec in request.hosted_tools)
+    extra = options.get("tools")
+    tools.extend(extra if isinstance(extra, list) else [])
+    if tools:
+        body["tools"] = tools
+    schema = request.output_schema
+    searching = any(tool.kind == WEB_SEARCH_KIND for tool in hosted)
+    if (
+        schema is not None
+        and schema.strict
+        and wire.output_format == "json_schema"
+        and not searching
+    ):
+        config = options.get("output_config")
+        body["output_config"] = {
+            **(config if isinstance(config, dict) else {}),
+            "format": {"type": "json_schema", "schema": anthropic_schema(schema.schema)},
+        }
+    container = container or _last_container(request.history)
+    if container is not None and "container" not in options:
+        body["container"] = container
+    return body
+
+
+def _last_container(history: Sequence[ConversationItem]) -> str | None:
+    """The container an earlier turn ran code in, so later turns see the same files."""
+    for entry in reversed(history):
+        if isinstance(entry, AssistantMessage):
+            for item in reversed(entry.turn.raw_items):
+                found = container_id(item)
+                if found is not None:
+                    return found
+    return None
+
+
+def _messages(history: Sequence[ConversationItem], uploads: tuple[str, ...]) -> list[JSONValue]:
+    """Alternating user and assistant messages; adjacent items of one role share a message."""
+    messages: list[Body] = []
+    for entry in history:
+        role, blocks = _blocks(entry, uploads)
+        if not blocks:
+            continue
+        if messages and messages[-1]["role"] == role:
+            content = messages[-1]["content"]
+            assert isinstance(content, list)
+            content.extend(blocks)
+        else:
+            messages.append({"role": role, "content": blocks})
+    return list(messages)
+
+
+def _blocks(entry: ConversationItem, uploads: tuple[str, ...]) -> tuple[str, list[JSONValue]]:
+    if isinstance(entry, PromptMessage):
+        text: list[JSONValue] = [{"type": "text", "text": entry.text}]
+        return "user", text + [{"type": "container_upload", "file_id": f} for f in uploads]
+    if isinstance(entry, FeedbackMessage):
+        return "user", [{"type": "text", "text": entry.text}]
+    if isinstance(entry, ToolOutputMessage):
+        return "user", [
+            {
+                "type": "tool_result",
+                "tool_use_id": entry.call_id,
+                "content": entry.content,
+                "is_error": not entry.success,
+            }
+        ]
+    if isinstance(entry, AssistantMessage):
+        replayed: list[JSONValue] = []
+        for item in entry.turn.raw_items:
+            content = item.get("content")
+            replayed.extend(content if isinstance(content, list) else [])
+        return "assistant", replayed
+    raise AssertionError(f"unknown conversation item {entry!r}")
+
+
+def parse_messages_reply(
+    replies: Sequence[Mapping[str, JSONValue]], *, request: Body, turn: TurnRequest
+) -> ModelTurn:
+    """Read the turn from its messages: text, ``tool_use`` calls, stop reason and usage."""
+    name = turn.prompt_name
+    if not replies:
+        raise malformed("no message was received", {}, name)
+    blocks: list[JSONValue] = []
+    usage = TokenUsage()
+    for body in replies:
+        content = body.get("content")
+        if body.get("type") == "error" or not isinstance(content, list):
+            raise _reply_problem(body, name)
+        blocks.extend(content)
+        usage = usage + _usage(body.get("usage"))
+    last = replies[-1]
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    message_id = last.get("id")
+    parent = message_id if isinstance(message_id, str) else None
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            raise malformed(f"content[{index}] is not an object", last, name)
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise malformed(f"content[{index}] (text) has no text", last, name)
+            texts.append(text)
+        elif kind == "tool_use":
+            calls.append(_call(block, index, parent, last, name))
+    raw: Body = {**last, "content": blocks}
+    containers = [body["container"] for body in replies if container_id(body) is not None]
+    if containers:
+        raw["container"] = containers[-1]
+    refusal = _check_stop(last, request, turn)
+    if refusal is not None:
+        calls, texts = [], []
+    return ModelTurn(
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        raw_items=(raw,),
+        usage=usage,
+        response_id=parent,
+        refusal=refusal,
+        request=request,
+    )
+
+
+def _reply_problem(body: Mapping[str, JSONValue], prompt_name: str) -> PromptEvaluationError:
+    error = body.get("error")
+    if body.get("type") == "error" and isinstance(error, dict):
+        message = error.get("message")
+        detail = message if isinstance(message, str) and message else "no details"
+        return PromptEvaluationError(
+            f"the provider reported an error: {detail}",
+            prompt_name=prompt_name,
+            phase="response",
+            provider_payload=body,
+        )
+    return malformed("'content' is not a list", body, prompt_name)
+
+
+def _call(
+    block: Mapping[str, JSONValue],
+    index: int,
+    parent: str | None,
+    payload: Mapping[str, JSONValue],
+    prompt_name: str,
+) -> ToolCall:
+    call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
+    if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, dict)):
+        raise malformed(
+            f"content[{index}] (tool_use) needs a string id and name and an input object",
+            payload,
+            prompt_name,
+        )
+    return ToolCall(
+        call_id=call_id, name=name, arguments=json.dumps(arguments), parent_message_id=parent
+    )
+
+
+def _check_stop(last: Mapping[str, JSONValue], request: Body, turn: TurnRequest) -> str | None:
+    """Raise for a stop that is not an answer; return the refusal text for a refusal.
+
+    A refusal where a structured answer was expected is left to the loop (phase
+    ``parse``, as with OpenAI); for a text prompt it is a ``response`` error, since the
+    classifier stopped the reply midway and its partial text is not an answer.
+    """
+    stop = last.get("stop_reason")
+    name = turn.prompt_name
+    if stop in _FINISHED:
+        return None
+    if stop == "max_tokens":
+        limit = request.get("max_tokens")
+        known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+        shown = f" of {known} tokens" if known is not None else ""
+        raise ResponseTruncatedError(
+            f"the reply was cut off at the output-token limit{shown}; raise "
+            "LoopSettings.max_output_tokens or ask for a shorter answer",
+            prompt_name=name,
+            limit=known,
+            provider_payload=last,
+        )
+    if stop == "refusal":
+        refusal = _refusal_text(last)
+        if turn.output_schema is not None:
+            return refusal
+        raise PromptEvaluationError(
+            f"the model refused to answer: {refusal}",
+            prompt_name=name,
+            phase="response",
+            provider_payload=last,
+        )
+    reasons = {
+        "model_context_window_exceeded": "the conversation no longer fits in the model's "
+        "context window; shorten the prompt or the tool outputs",
+        "pause_turn": "the provider paused the turn and it was not continued",
+    }
+    reason = reasons.get(stop) if isinstance(stop, str) else None
+    raise PromptEvaluationError(
+        f"{reason or 'the reply ended for a reason this adapter does not know'} "
+        f"(stop_reason {stop!r})",
+        prompt_name=name,
+        phase="response",
+        provider_payload=last,
+    )
+
+
+def _refusal_text(last: Mapping[str, JSONValue]) -> str:
+    details = last.get("stop_details")
+    category = nested(last, "stop_details", "category")
+    explanation = nested(last, "stop_details", "explanation")
+    text = explanation if isinstance(explanation, str) and explanation else None
+    label = f" (category {category!r})" if isinstance(details, dict) and category else ""
+    return (text or "Anthropic's safety classifiers stopped the reply") + label
+
+
+def _usage(usage: JSONValue) -> TokenUsage:
+    """Usage with cache reads and writes counted as input, as the other providers count it.
+
+    Anthropic's ``input_tokens`` leaves out ``cache_read_input_tokens`` and
+    ``cache_creation_input_tokens``; OpenAI's input count includes cached tokens.
+    ``TokenUsage.input_tokens`` is the sum of all three, ``cached_input_tokens`` the
+    cache reads; cache writes have no field of their own.
+    """
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    reads = count(usage.get("cache_read_input_tokens"))
+    writes = count(usage.get("cache_creation_input_tokens"))
+    return TokenUsage(
+        input_tokens=count(usage.get("input_tokens")) + reads + writes,
+        output_tokens=count(usage.get("output_tokens")),
+        cached_input_tokens=reads,
+        reasoning_tokens=count(nested(usage, "output_tokens_details", "thinking_tokens")),
+    )

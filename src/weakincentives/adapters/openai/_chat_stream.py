@@ -1,0 +1,139 @@
+"""Streamed Chat Completions replies folded into the body a non-streamed call returns.
+
+Each event's data is a ``chat.completion.chunk`` (the ``openai`` SDK's
+``chat_completion_chunk.py``): ``choices[0].delta`` carries ``content`` and ``refusal``
+pieces and ``tool_calls`` fragments keyed by ``index`` (the first fragment of a call
+has its ``id`` and ``function.name``; ``function.arguments`` arrives in pieces), the
+last choice chunk carries ``finish_reason``, and with ``stream_options.include_usage``
+a final chunk with no choices carries ``usage``. ``data: [DONE]`` ends the stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from weakincentives.adapters._json import decode_reply
+from weakincentives.adapters._provider import TextSink
+from weakincentives.adapters._sse import ServerEvent
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.serde import JSONValue
+
+__all__ = ["ChatStreamReader"]
+
+type Body = dict[str, JSONValue]
+
+
+@dataclass(slots=True)
+class _CallParts:
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ChatStreamReader:
+    """Reads ``chat.completion.chunk`` events into text deltas and a ``chat.completion`` body."""
+
+    def __init__(self, on_text: TextSink, *, prompt_name: str) -> None:
+        self._on_text = on_text
+        self._prompt_name = prompt_name
+        self._id: JSONValue = None
+        self._model: JSONValue = None
+        self._content: list[str] = []
+        self._refusal: list[str] = []
+        self._calls: dict[int, _CallParts] = {}
+        self._finish: JSONValue = None
+        self._usage: JSONValue = None
+        self._done = False
+
+    def read(self, event: ServerEvent) -> None:
+        """Handle one chunk; an error payload or an unreadable chunk is phase ``response``."""
+        if self._done:
+            return
+        if event.data.strip() == "[DONE]":
+            self._done = True
+            return
+        data, problem = decode_reply(event.data)
+        if problem is not None or not isinstance(data, dict):
+            raise self._broken(
+                f"a stream event is not a JSON object ({problem or 'not an object'})"
+            )
+        error = data.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+            detail = message if isinstance(message, str) and message else "no details"
+            raise self._broken(f"the provider reported an error mid-stream: {detail}", payload=data)
+        self._id = data.get("id", self._id)
+        self._model = data.get("model", self._model)
+        if data.get("usage") is not None:
+            self._usage = data.get("usage")
+        choices = data.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            self._choice(choices[0], data)
+
+    def _choice(self, choice: Mapping[str, JSONValue], data: Mapping[str, JSONValue]) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                self._content.append(content)
+                self._on_text(content)
+            refusal = delta.get("refusal")
+            if isinstance(refusal, str):
+                self._refusal.append(refusal)
+            calls = delta.get("tool_calls")
+            for fragment in calls if isinstance(calls, list) else []:
+                self._call_fragment(fragment, data)
+        if choice.get("finish_reason") is not None:
+            self._finish = choice.get("finish_reason")
+
+    def _call_fragment(self, fragment: JSONValue, data: Mapping[str, JSONValue]) -> None:
+        index = fragment.get("index") if isinstance(fragment, dict) else None
+        if not isinstance(fragment, dict) or not isinstance(index, int):
+            raise self._broken("a tool call fragment has no integer index", payload=data)
+        parts = self._calls.setdefault(index, _CallParts())
+        call_id = fragment.get("id")
+        if isinstance(call_id, str) and call_id:
+            parts.call_id = call_id
+        function = fragment.get("function")
+        if isinstance(function, dict):
+            name = function.get("name")
+            if isinstance(name, str) and name:
+                parts.name = name
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                parts.arguments.append(arguments)
+
+    def result(self) -> Body:
+        """The ``chat.completion`` body; phase ``response`` when no choice finished."""
+        if self._finish is None:
+            raise self._broken("the stream ended before the response completed")
+        message: Body = {
+            "role": "assistant",
+            "content": "".join(self._content) if self._content else None,
+        }
+        if self._refusal:
+            message["refusal"] = "".join(self._refusal)
+        if self._calls:
+            message["tool_calls"] = [
+                {
+                    "id": parts.call_id,
+                    "type": "function",
+                    "function": {"name": parts.name, "arguments": "".join(parts.arguments)},
+                }
+                for _, parts in sorted(self._calls.items())
+            ]
+        return {
+            "id": self._id,
+            "object": "chat.completion",
+            "model": self._model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
+            "usage": self._usage,
+        }
+
+    def _broken(
+        self, reason: str, payload: Mapping[str, JSONValue] | None = None
+    ) -> PromptEvaluationError:
+        return PromptEvaluationError(
+            reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
+        )

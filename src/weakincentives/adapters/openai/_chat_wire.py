@@ -1,0 +1,272 @@
+"""Translate turns to Chat Completions request bodies and completion bodies back to turns.
+
+Shapes follow the ``openai`` SDK's ``chat/completion_create_params.py`` and
+``chat_completion.py``. The same wire is spoken by vLLM, Ollama, llama.cpp's server and
+LM Studio, which differ in what they honour; :class:`ChatWireOptions` holds the knobs
+that let one adapter talk to all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from weakincentives.adapters._reply import count, malformed, nested
+from weakincentives.adapters._turns import (
+    AssistantMessage,
+    ConversationItem,
+    FeedbackMessage,
+    ModelTurn,
+    PromptMessage,
+    ToolOutputMessage,
+    TurnRequest,
+)
+from weakincentives.adapters.openai._chat_recovery import recover_text_calls
+from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.prompt import Tool
+from weakincentives.runtime import TokenUsage, ToolCall
+from weakincentives.serde import JSONValue
+
+__all__ = [
+    "ChatWireOptions",
+    "ResponseFormatMode",
+    "TokenCapField",
+    "build_chat_body",
+    "chat_function_tool",
+    "parse_chat_body",
+]
+
+type Body = dict[str, JSONValue]
+
+type ResponseFormatMode = Literal["json_schema", "json_object", "none"]
+"""How a structured prompt asks for JSON: a schema, plain JSON mode, or the prompt text only."""
+
+type TokenCapField = Literal["max_completion_tokens", "max_tokens"]
+"""The request field that carries the output-token cap."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatWireOptions:
+    """What the adapter adds to every request and how it reads replies."""
+
+    model: str
+    options: Mapping[str, JSONValue]
+    """Caller's request options, already checked."""
+    response_format: ResponseFormatMode = "json_schema"
+    token_cap_field: TokenCapField = "max_completion_tokens"
+    recover_text_tool_calls: bool = False
+    """Read tool calls the model wrote as fenced JSON text (see ``_chat_recovery``)."""
+
+
+def chat_function_tool(tool: Tool[Any, Any]) -> Body:
+    """The Chat Completions definition of a function tool, from its cached spec."""
+    spec = tool.spec
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": spec.parameters_schema,
+            "strict": spec.strict,
+        },
+    }
+
+
+def build_chat_body(request: TurnRequest, wire: ChatWireOptions) -> Body:
+    """The keyword arguments of ``client.chat.completions.create`` for one turn.
+
+    The options' ``tools`` follow the prompt's; the loop's output-token cap goes in
+    ``wire.token_cap_field`` unless the options set either cap field themselves.
+    """
+    options = wire.options
+    body: Body = dict(options)
+    body["model"] = wire.model
+    if request.max_output_tokens is not None and not _cap_option(options):
+        body[wire.token_cap_field] = request.max_output_tokens
+    body["messages"] = [message for entry in request.history for message in _messages(entry)]
+    tools: list[JSONValue] = [chat_function_tool(tool) for tool in request.rendered.tools]
+    tools.extend(dict(spec) for spec in request.hosted_tools)
+    extra = options.get("tools")
+    tools.extend(extra if isinstance(extra, list) else [])
+    if tools:
+        body["tools"] = tools
+    schema = request.output_schema
+    if schema is not None and wire.response_format == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema.name, "schema": schema.schema, "strict": schema.strict},
+        }
+    elif schema is not None and wire.response_format == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def _cap_option(options: Mapping[str, JSONValue]) -> bool:
+    return "max_completion_tokens" in options or "max_tokens" in options
+
+
+def _messages(entry: ConversationItem) -> Sequence[JSONValue]:
+    if isinstance(entry, PromptMessage | FeedbackMessage):
+        return [{"role": "user", "content": entry.text}]
+    if isinstance(entry, AssistantMessage):
+        return [_replayed(item) for item in entry.turn.raw_items]
+    if isinstance(entry, ToolOutputMessage):
+        return [{"role": "tool", "tool_call_id": entry.call_id, "content": entry.content}]
+    raise AssertionError(f"unknown conversation item {entry!r}")
+
+
+def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
+    """An assistant message as an input message: only the fields the API accepts back.
+
+    A reply's message also carries output-only fields (``annotations``, ``audio``
+    expiry...), which are not replayed.
+    """
+    replay: Body = {"role": "assistant", "content": message.get("content")}
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        replay["tool_calls"] = calls
+    elif replay["content"] is None:
+        # Content may be null only next to tool calls; an empty reply is replayed as "".
+        replay["content"] = ""
+    refusal = message.get("refusal")
+    if isinstance(refusal, str):
+        replay["refusal"] = refusal
+    return replay
+
+
+def parse_chat_body(
+    payload: Mapping[str, JSONValue], *, request: Body, turn: TurnRequest, wire: ChatWireOptions
+) -> ModelTurn:
+    """Read text, tool calls, refusal and usage from a ``chat.completion`` body."""
+    name = turn.prompt_name
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise malformed("'choices' is not a non-empty list", payload, name)
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise malformed("choices[0] is not an object", payload, name)
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise malformed("choices[0].message is not an object", payload, name)
+    usage = _usage(payload.get("usage"))
+    _check_finish(choice.get("finish_reason"), usage, request, payload, name)
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise malformed("choices[0].message.content is not a string or null", payload, name)
+    refusal = message.get("refusal")
+    response_id = payload.get("id")
+    parent = response_id if isinstance(response_id, str) else None
+    calls = _read_calls(message.get("tool_calls"), parent, payload, name)
+    text = content or ""
+    raw: Mapping[str, JSONValue] = message
+    if not calls and wire.recover_text_tool_calls and text:
+        offered = frozenset(tool.name for tool in turn.rendered.tools)
+        recovered = recover_text_calls(text, offered, id_prefix=f"text_call_{turn.round}")
+        if recovered.calls:
+            calls = tuple(
+                ToolCall(
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    parent_message_id=parent,
+                )
+                for call in recovered.calls
+            )
+            text = recovered.text
+            raw = {
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [call.wire() for call in recovered.calls],
+                "recovered_from_text": content,
+            }
+    return ModelTurn(
+        text=text,
+        tool_calls=calls,
+        raw_items=(raw,),
+        usage=usage,
+        response_id=parent,
+        refusal=refusal if isinstance(refusal, str) and refusal else None,
+        request=request,
+    )
+
+
+def _check_finish(
+    reason: JSONValue,
+    usage: TokenUsage,
+    request: Body,
+    payload: Mapping[str, JSONValue],
+    prompt_name: str,
+) -> None:
+    """A reply cut off at the cap is truncated, however the server labels it.
+
+    llama.cpp's server reports ``finish_reason: "stop"`` when it stops at the token
+    cap; a reply that used every token it was allowed is reported as truncated
+    rather than passed off as a complete answer.
+    """
+    cap = _cap(request)
+    if reason == "length" or (cap is not None and usage.output_tokens >= cap > 0):
+        shown = f" of {cap} tokens" if cap is not None else ""
+        said = "" if reason == "length" else f" (the server said finish_reason {reason!r})"
+        raise ResponseTruncatedError(
+            f"the reply was cut off at the output-token limit{shown}{said}; raise "
+            "LoopSettings.max_output_tokens or ask for a shorter answer",
+            prompt_name=prompt_name,
+            limit=cap,
+            provider_payload=payload,
+        )
+    if reason == "content_filter":
+        raise PromptEvaluationError(
+            "the provider's content filter withheld the reply (finish_reason 'content_filter')",
+            prompt_name=prompt_name,
+            phase="response",
+            provider_payload=payload,
+        )
+
+
+def _cap(request: Body) -> int | None:
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = request.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _read_calls(
+    raw_calls: JSONValue, parent: str | None, payload: Mapping[str, JSONValue], prompt_name: str
+) -> tuple[ToolCall, ...]:
+    if raw_calls is None:
+        return ()
+    if not isinstance(raw_calls, list):
+        raise malformed("choices[0].message.tool_calls is not a list", payload, prompt_name)
+    calls: list[ToolCall] = []
+    for index, raw in enumerate(raw_calls):
+        where = f"choices[0].message.tool_calls[{index}]"
+        function = raw.get("function") if isinstance(raw, dict) else None
+        call_id = raw.get("id") if isinstance(raw, dict) else None
+        if not isinstance(function, dict) or not isinstance(call_id, str) or not call_id:
+            raise malformed(f"{where} needs an id and a function object", payload, prompt_name)
+        name, arguments = function.get("name"), function.get("arguments")
+        if isinstance(arguments, dict):
+            # Some compatible servers send the arguments decoded; they are validated the same way.
+            arguments = json.dumps(arguments)
+        if not isinstance(name, str) or not isinstance(arguments, str):
+            raise malformed(
+                f"{where}.function needs a string name and arguments", payload, prompt_name
+            )
+        calls.append(
+            ToolCall(call_id=call_id, name=name, arguments=arguments, parent_message_id=parent)
+        )
+    return tuple(calls)
+
+
+def _usage(usage: JSONValue) -> TokenUsage:
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    return TokenUsage(
+        input_tokens=count(usage.get("prompt_tokens")),
+        output_tokens=count(usage.get("completion_tokens")),
+        cached_input_tokens=count(nested(usage, "prompt_tokens_details", "cached_tokens")),
+        reasoning_tokens=count(nested(usage, "completion_tokens_details", "reasoning_tokens")),
+    )

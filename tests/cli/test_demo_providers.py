@@ -1,0 +1,133 @@
+"""The demo on the Chat Completions and Anthropic adapters, with request options.
+
+The providers are loopback servers speaking each wire, so the runs are real SDK calls
+that answer at once with a triage report.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from tests.adapters.anthropic_bodies import message, root_url, text
+from tests.adapters.chat_bodies import completion
+from tests.adapters.conftest import OpenAILoopback, ok
+from weakincentives._cli import main
+from weakincentives._cli._demo import DemoOptions, build_adapter
+from weakincentives.adapters.anthropic import AnthropicAdapter
+from weakincentives.adapters.openai import ChatCompletionsAdapter
+from weakincentives.errors import ConfigValidationError
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+
+REPORT = json.dumps(
+    {
+        "severity": "sev2",
+        "suspected_cause": "The 14:02 deploy of checkout-api.",
+        "actions": ["Roll back checkout-api"],
+        "sources": [],
+    }
+)
+
+
+def demo(*argv: str) -> str:
+    out = io.StringIO()
+    assert main(["demo", "--no-prompt", *argv], out=out) == 0
+    return out.getvalue()
+
+
+def test_openai_chat_runs_the_demo_without_the_web_search_it_cannot_offer(
+    openai_loopback: OpenAILoopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transcript says web search was left out; options reach the request."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    monkeypatch.setenv("WINK_REQUEST_OPTIONS", '{"top_k": 20}')
+    openai_loopback.reply(ok(completion(REPORT)))
+    output = demo(
+        "--provider",
+        "openai-chat",
+        "--model",
+        "qwen2.5",
+        "--base-url",
+        openai_loopback.base_url,
+        "--temperature",
+        "0.2",
+    )
+    assert "on the openai-chat adapter" in output
+    assert (
+        "(section 'web_search' left out: the openai-chat adapter cannot run its hosted tools)"
+        in output
+    )
+    assert '"severity": "sev2"' in output
+    body = openai_loopback.bodies[0]
+    assert (body["model"], body["temperature"], body["top_k"]) == ("qwen2.5", 0.2, 20)
+    assert body["max_tokens"] == 4096
+    assert "tools" in body
+
+
+def test_anthropic_runs_the_demo_with_web_search(
+    openai_loopback: OpenAILoopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY configure the run; web search is offered."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", root_url(openai_loopback))
+    openai_loopback.reply(ok(message(text(REPORT))))
+    output = demo("--provider", "anthropic", "--request-options", '{"temperature": 0}')
+    assert "on the anthropic adapter" in output
+    assert "left out" not in output
+    body = openai_loopback.bodies[0]
+    assert body["model"] == "claude-sonnet-4-6"
+    assert body["temperature"] == 0
+    assert {
+        "type": "web_search_20250305",
+        "name": "web_search",
+        "allowed_domains": ["status.payments.example.com"],
+    } in body["tools"]
+
+
+def test_the_environment_picks_model_base_url_and_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each provider reads its own base URL variable; the temperature flag joins the JSON."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://openai.invalid/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://anthropic.invalid")
+    monkeypatch.setenv("WINK_REQUEST_OPTIONS", '{"top_p": 0.5}')
+    options = DemoOptions.from_environment(provider="anthropic", temperature=0.0)
+    assert (options.model, options.base_url) == ("claude-sonnet-4-6", "http://anthropic.invalid")
+    assert options.request_options == {"top_p": 0.5, "temperature": 0.0}
+    chat = DemoOptions.from_environment(provider="openai-chat", request_options='{"seed": 1}')
+    assert (chat.model, chat.base_url) == ("gpt-4.1-mini", "http://openai.invalid/v1")
+    assert chat.request_options == {"seed": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [("{nope", "must be a JSON object, such as"), ("[1]", "got a JSON list")],
+)
+def test_request_options_must_be_a_json_object(text: str, complaint: str) -> None:
+    """A clear configuration error, naming the field."""
+    with pytest.raises(ConfigValidationError, match=complaint) as caught:
+        DemoOptions.from_environment(request_options=text)
+    assert caught.value.field_name == "request_options"
+
+
+def test_bad_request_options_on_the_command_line_exit_with_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The command prints the error instead of a traceback."""
+    assert main(["demo", "--request-options", "3"], out=io.StringIO()) == 1
+    assert "request options must be a JSON object" in capsys.readouterr().err
+
+
+def test_each_provider_gets_its_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """openai-chat and anthropic build their adapters with the demo's options."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    chat = build_adapter(DemoOptions(provider="openai-chat", model="llama"))
+    claude = build_adapter(DemoOptions(provider="anthropic", model="claude-x"))
+    assert isinstance(chat, ChatCompletionsAdapter)
+    assert isinstance(claude, AnthropicAdapter)
+    assert (chat.model, claude.model) == ("llama", "claude-x")
