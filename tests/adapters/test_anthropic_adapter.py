@@ -279,13 +279,17 @@ class TestReplies:
     def test_usage_counts_cache_reads_and_writes_as_input(
         self, openai_loopback: OpenAILoopback
     ) -> None:
-        """input = input_tokens + cache reads + cache writes; cached = cache reads."""
+        """input = input_tokens + cache reads + cache writes; each cache count kept apart."""
         counts = usage(50, 10, cache_read=400, cache_write=100)
         counts["output_tokens_details"] = {"thinking_tokens": 4}
         openai_loopback.reply(ok(message(text("Hi."), usage_=counts)))
         response = claude(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.usage == TokenUsage(
-            input_tokens=550, output_tokens=10, cached_input_tokens=400, reasoning_tokens=4
+            input_tokens=550,
+            output_tokens=10,
+            cached_input_tokens=400,
+            reasoning_tokens=4,
+            cache_write_tokens=100,
         )
 
     def test_a_paused_turn_is_continued_within_the_round(

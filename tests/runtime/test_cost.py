@@ -86,6 +86,18 @@ class TestModelPrice:
             input=Decimal("0.0018"), cached_input=Decimal("0.0012"), output=Decimal("0.00015")
         )
 
+    def test_cache_writes_have_their_own_price(self) -> None:
+        """Tokens written to the cache (Anthropic) cost the cache-write price, else input's."""
+        usage = TokenUsage(
+            input_tokens=1_000_000, cached_input_tokens=200_000, cache_write_tokens=300_000
+        )
+        priced = ModelPrice.per_million(input=3, output=15, cached_input=0.3, cache_write=3.75)
+        assert priced.cost(usage) == Cost(
+            input=Decimal("1.5"), cached_input=Decimal("0.06"), cache_write=Decimal("1.125")
+        )
+        plain = ModelPrice.per_million(input=3, output=15)
+        assert plain.cost(usage).cache_write == Decimal("0.9")
+
     @pytest.mark.parametrize(
         ("arguments", "field_name", "message"),
         [
@@ -121,7 +133,12 @@ class TestModelPrice:
         [
             (
                 TokenUsage(input_tokens=10, cached_input_tokens=11),
-                "cached_input_tokens=11 > input_tokens=10; cached tokens are counted within",
+                "cached_input_tokens=11 \\+ cache_write_tokens=0 > input_tokens=10; cache reads "
+                "and writes are counted within input tokens",
+            ),
+            (
+                TokenUsage(input_tokens=10, cached_input_tokens=6, cache_write_tokens=5),
+                "cached_input_tokens=6 \\+ cache_write_tokens=5 > input_tokens=10",
             ),
             (TokenUsage(output_tokens=-1), "output_tokens=-1, which is negative"),
         ],

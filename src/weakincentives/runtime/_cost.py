@@ -75,18 +75,21 @@ class Cost:
     """Input tokens that were not served from the provider's cache."""
     cached_input: Decimal = _ZERO
     """Input tokens served from the cache."""
+    cache_write: Decimal = _ZERO
+    """Input tokens written to the cache."""
     output: Decimal = _ZERO
     """Output tokens, reasoning included."""
 
     @property
     def total(self) -> Decimal:
-        """The sum of the three parts."""
-        return self.input + self.cached_input + self.output
+        """The sum of the parts."""
+        return self.input + self.cached_input + self.cache_write + self.output
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
             input=self.input + other.input,
             cached_input=self.cached_input + other.cached_input,
+            cache_write=self.cache_write + other.cache_write,
             output=self.output + other.output,
         )
 
@@ -105,11 +108,13 @@ class ModelPrice:
     """Price of a million output tokens (reasoning tokens are output tokens)."""
     cached_input: Decimal | None = None
     """Price of a million cached input tokens; None charges them at the input price."""
+    cache_write: Decimal | None = None
+    """Price of a million tokens written to the cache; None charges them at the input price."""
 
     def __post_init__(self) -> None:
-        for name in ("input", "output", "cached_input"):
+        for name in ("input", "output", "cached_input", "cache_write"):
             value = getattr(self, name)
-            if value is None and name == "cached_input":
+            if value is None and name in ("cached_input", "cache_write"):
                 continue
             if not isinstance(value, Decimal):
                 raise ConfigValidationError(
@@ -123,30 +128,41 @@ class ModelPrice:
 
     @classmethod
     def per_million(
-        cls, *, input: Amount, output: Amount, cached_input: Amount | None = None
+        cls,
+        *,
+        input: Amount,
+        output: Amount,
+        cached_input: Amount | None = None,
+        cache_write: Amount | None = None,
     ) -> ModelPrice:
         """Prices per million tokens from plain numbers (``2.5``, ``"0.625"``, ``10``)."""
         return cls(
             input=_decimal("input", input),
             output=_decimal("output", output),
             cached_input=None if cached_input is None else _decimal("cached_input", cached_input),
+            cache_write=None if cache_write is None else _decimal("cache_write", cache_write),
         )
 
     def cost(self, usage: TokenUsage) -> Cost:
         """What ``usage`` costs at these prices."""
-        for name in ("input_tokens", "output_tokens", "cached_input_tokens"):
+        for name in ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"):
             if getattr(usage, name) < 0:
                 raise PricingError(f"usage has {name}={getattr(usage, name)}, which is negative")
-        if usage.cached_input_tokens > usage.input_tokens:
+        cache_tokens = usage.cached_input_tokens + usage.cache_write_tokens
+        if cache_tokens > usage.input_tokens:
             raise PricingError(
-                f"usage has cached_input_tokens={usage.cached_input_tokens} > "
-                f"input_tokens={usage.input_tokens}; cached tokens are counted within input tokens"
+                f"usage has cached_input_tokens={usage.cached_input_tokens} + "
+                f"cache_write_tokens={usage.cache_write_tokens} > "
+                f"input_tokens={usage.input_tokens}; cache reads and writes are counted within "
+                "input tokens"
             )
         cached_price = self.input if self.cached_input is None else self.cached_input
-        uncached = usage.input_tokens - usage.cached_input_tokens
+        write_price = self.input if self.cache_write is None else self.cache_write
+        uncached = usage.input_tokens - cache_tokens
         return Cost(
             input=Decimal(uncached) * self.input / _MILLION,
             cached_input=Decimal(usage.cached_input_tokens) * cached_price / _MILLION,
+            cache_write=Decimal(usage.cache_write_tokens) * write_price / _MILLION,
             output=Decimal(usage.output_tokens) * self.output / _MILLION,
         )
 

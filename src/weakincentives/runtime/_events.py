@@ -42,9 +42,16 @@ class TokenUsage:
     """Token counts reported by the provider for one evaluation (summed over rounds)."""
 
     input_tokens: int = 0
+    """Every input token, cached or not (for Anthropic: input + cache reads + cache writes)."""
     output_tokens: int = 0
+    """Every output token, reasoning included."""
     cached_input_tokens: int = 0
+    """Input tokens read from the provider's prompt cache (part of ``input_tokens``)."""
     reasoning_tokens: int = 0
+    """Output tokens spent on reasoning (part of ``output_tokens``)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (part of ``input_tokens``);
+    providers that cache implicitly (OpenAI) report none."""
 
     @property
     def total_tokens(self) -> int:
@@ -57,6 +64,7 @@ class TokenUsage:
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -309,7 +309,7 @@ def _usage(usage: JSONValue) -> TokenUsage:
     Anthropic's ``input_tokens`` leaves out ``cache_read_input_tokens`` and
     ``cache_creation_input_tokens``; OpenAI's input count includes cached tokens.
     ``TokenUsage.input_tokens`` is the sum of all three, ``cached_input_tokens`` the
-    cache reads; cache writes have no field of their own.
+    cache reads and ``cache_write_tokens`` the cache writes.
     """
     if not isinstance(usage, dict):
         return TokenUsage()
@@ -320,4 +320,5 @@ def _usage(usage: JSONValue) -> TokenUsage:
         output_tokens=count(usage.get("output_tokens")),
         cached_input_tokens=reads,
         reasoning_tokens=count(nested(usage, "output_tokens_details", "thinking_tokens")),
+        cache_write_tokens=writes,
     )
