@@ -9,6 +9,7 @@ from typing import TextIO
 
 from weakincentives._cli._catalog import catalog_search_command
 from weakincentives._cli._demo import DemoOptions, run_demo
+from weakincentives._cli._mcp import add_mcp_parser, mcp_command
 from weakincentives._cli._render import render_command
 from weakincentives.errors import WinkError
 
@@ -63,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--limit", type=int, default=10, help="results to show (1-50)")
     search.add_argument("--category", default=None, help="limit to a category path, A/B")
+    add_mcp_parser(commands)
     return parser
 
 
@@ -89,6 +91,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
                 category=arguments.category,
                 out=stream,
             )
+        if arguments.command == "mcp":
+            return mcp_command(arguments)
     except (WinkError, ValueError, ImportError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1

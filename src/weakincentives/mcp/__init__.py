@@ -33,12 +33,15 @@ from weakincentives.mcp._errors import (
 )
 from weakincentives.mcp._executor import MCPExecutor
 from weakincentives.mcp._import import ImportProblem, MCPToolHandle
+from weakincentives.mcp._serve import DISCOVERY_TOOL_NAMES, build_server
 from weakincentives.mcp._servers import HttpServer, ServerSpec, StdioServer, parse_server
 from weakincentives.mcp._toolbox import MCPToolbox
+from weakincentives.mcp._transports import bind_http, serve_http, serve_stdio
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DISCOVERY_TOOL_NAMES",
     "HttpServer",
     "ImportProblem",
     "MCPConnection",
@@ -52,5 +55,9 @@ __all__ = [
     "MCPToolbox",
     "ServerSpec",
     "StdioServer",
+    "bind_http",
+    "build_server",
     "parse_server",
+    "serve_http",
+    "serve_stdio",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TextIO
@@ -282,6 +283,23 @@ class EndlessPagesError(Exception):
     """A server's pagination does not end (mapped to ``MCPProtocolError``)."""
 
 
+def _with_fileno(errlog: TextIO, stack: contextlib.AsyncExitStack) -> TextIO:
+    """``errlog`` if a child process can write to it, else the real stderr or /dev/null.
+
+    A subprocess needs a file descriptor; notebooks and captured test output replace
+    ``sys.stderr`` with objects that have none.
+    """
+    for candidate in (errlog, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation is both
+            continue
+        return candidate
+    return stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+
+
 def _running_loop() -> asyncio.AbstractEventLoop | None:
     try:
         return asyncio.get_running_loop()
@@ -299,7 +317,8 @@ async def _enter_transport(
             env=dict(spec.env) if spec.env is not None else None,
             cwd=spec.cwd,
         )
-        return await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+        sink = _with_fileno(errlog, stack)
+        return await stack.enter_async_context(stdio_client(parameters, errlog=sink))
     if isinstance(spec, HttpServer):
         # The SDK's own defaults: 30 s to connect, write or wait for the pool; reads may
         # idle for 5 minutes because a server can hold a response stream open. Each

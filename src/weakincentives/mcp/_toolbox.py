@@ -182,6 +182,24 @@ class MCPToolbox:
         options.setdefault("executor", self.executor)
         return ToolDiscovery(self.catalog, **options)
 
+    def discovery_source(self, **options: Any) -> Callable[[], ToolDiscovery]:
+        """A function returning a discovery service over the current catalogue.
+
+        It builds a new service only when the catalogue changed, with the same
+        ``options`` each time; pass ``cursor_secret`` so cursors stay verifiable
+        (they still fail as ``INVALID_CURSOR`` once the catalogue they paged changed).
+        """
+        options.setdefault("executor", self.executor)
+        built: list[tuple[ToolCatalog, ToolDiscovery]] = []
+
+        def current() -> ToolDiscovery:
+            catalog = self.catalog
+            if not built or built[0][0] is not catalog:
+                built[:] = [(catalog, ToolDiscovery(catalog, **options))]
+            return built[0][1]
+
+        return current
+
     async def refresh_async(self, server: str | None = None) -> ToolCatalog:
         """Read the tools of ``server`` (default: every server) again and rebuild."""
         keys = [server] if server is not None else list(self._connections)
