@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import re
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
+from sse_starlette.sse import AppStatus
 
 from tests.mcp.conftest import SERVER_SCRIPT
 from weakincentives._cli import main
@@ -234,3 +238,82 @@ class TestCatalogueFile:
         path.write_text(text)
         with pytest.raises(WinkError, match=re.escape(message)):
             _catalog_tools(path)
+
+
+class _Announcing(io.StringIO):
+    """A stderr stand-in that says when the server printed its URL (it has no fileno)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.url = ""
+        self.ready = threading.Event()
+
+    def write(self, text: str) -> int:
+        if text.startswith("serving "):
+            self.url = text.rsplit(" ", 1)[1].strip()
+            self.ready.set()
+        return super().write(text)
+
+
+def test_ctrl_c_stops_the_http_server(catalog_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process: the command serves until SIGINT, then exits with status 130."""
+    stderr = _Announcing()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    # sse-starlette records uvicorn's exit signal in a process-wide flag that ends every
+    # later SSE stream at once; a real process exits here, the test process must reset it.
+    monkeypatch.setattr(AppStatus, "should_exit", False)
+    seen: list[object] = []
+
+    def client() -> None:
+        stderr.ready.wait(timeout=60)
+        if not stderr.url:  # the command ended (or never started) without serving
+            seen.append("the server never announced itself")
+            return
+
+        async def visit() -> None:
+            async with (
+                streamable_http_client(stderr.url) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = await session.call_tool("list", {"path": ["Ops"]})
+                seen.append(listed.structured_content)
+
+        try:
+            asyncio.run(visit())
+        except Exception as exc:  # reported through `seen`, asserted below
+            seen.append(exc)
+        # Only now, with the server known to be running, is the interrupt ours to send.
+        signal.raise_signal(signal.SIGINT)
+
+    visitor = threading.Thread(target=client)
+    visitor.start()
+    try:
+        status = main(["mcp", "serve", str(catalog_file), "--http", "127.0.0.1:0", "--hide", "x"])
+    finally:
+        stderr.ready.set()  # wake the client if the command ended without serving
+        visitor.join()
+    assert status == 130
+    assert seen == [
+        {
+            "path": ["Ops"],
+            "nodes": [
+                {
+                    "name": "Secrets",
+                    "path": ["Ops", "Secrets"],
+                    "summary": "",
+                    "tags": [],
+                    "tool_count": 1,
+                },
+                {
+                    "name": "Services",
+                    "path": ["Ops", "Services"],
+                    "summary": "",
+                    "tags": [],
+                    "tool_count": 1,
+                },
+            ],
+            "tools": [],
+        }
+    ]
+    assert stderr.url.startswith("http://127.0.0.1:")

@@ -6,12 +6,14 @@ import asyncio
 import threading
 
 import pytest
+from mcp import types
 
 from tests.mcp.conftest import HttpFactory, serving_http
 from tests.mcp.server_app import build_server
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.discovery import (
     CallResponse,
+    CatalogTool,
     DiscoveryCalled,
     ExpandedTool,
     SearchToolsResponse,
@@ -174,3 +176,69 @@ def test_a_model_discovers_and_calls_an_mcp_tool(http_server: HttpFactory) -> No
     assert call == CallResponse(tool_id="web.add", success=True, message="42", value={"sum": 42})
     (called,) = session.select(DiscoveryCalled)
     assert (called.tool_id, called.success) == ("web.add", True)
+
+
+def test_discovery_source_follows_changes_and_refresh(http_server: HttpFactory) -> None:
+    """One service per catalogue: reused while nothing changes, rebuilt after a change."""
+    url = http_server(build_server(name="web"))
+    rebuilt = threading.Event()
+    with MCPToolbox.open(
+        [HttpServer(url=url)], on_change=lambda box: rebuilt.set() if box.version == 2 else None
+    ) as toolbox:
+        source = toolbox.discovery_source(require_expansion=True)
+        first = source()
+        assert source() is first
+        first.expand_tool("web.grow")
+        assert first.call_tool("web.grow", {}).message == "added grown_7"
+        assert rebuilt.wait(timeout=30)
+        second = source()
+        assert second is not first
+        assert second.catalog.tool("web.grown_7") is not None
+        catalog = toolbox.refresh()
+        assert toolbox.version == 3
+        assert len(catalog) == 8
+
+
+def test_calls_from_another_event_loop_hop_to_the_connections_loop(
+    http_server: HttpFactory,
+) -> None:
+    """A toolbox opened by a script serves async callers on their own loop too."""
+    url = http_server(build_server(name="web"))
+    with MCPToolbox.open([HttpServer(url=url)]) as toolbox:
+        tool = toolbox.catalog.tool("web.echo")
+        connection = toolbox.connection("web")
+        assert tool is not None
+        assert connection is not None
+
+        async def elsewhere() -> tuple[str, str]:
+            direct = await connection.call_tool("echo", {"text": "direct"})
+            block = direct.content[0]
+            assert isinstance(block, types.TextContent)
+            outcome = await toolbox.executor.execute_async(tool, {"text": "executor"})
+            return block.text, outcome.message
+
+        assert asyncio.run(elsewhere()) == ("direct", "executor")
+        assert connection.loop is not None
+    assert connection.closed
+
+
+def test_async_execution_reports_entries_it_cannot_run(http_server: HttpFactory) -> None:
+    """execute_async fails softly for foreign entries and for a closed toolbox."""
+    url = http_server(build_server(name="web"))
+    foreign = CatalogTool(tool_id="x.y", name="y", paths=(("x",),))
+
+    async def scenario() -> tuple[str, str]:
+        toolbox = await MCPToolbox.open_async([HttpServer(url=url)])
+        tool = toolbox.catalog.tool("web.echo")
+        assert tool is not None
+        await toolbox.aclose()
+        closed = await toolbox.executor.execute_async(tool, {"text": "late"})
+        unknown = await toolbox.executor.execute_async(foreign, {})
+        return closed.message, unknown.message
+
+    closed, unknown = asyncio.run(scenario())
+    assert closed == "web.echo cannot run: MCP server 'web' is not connected"
+    assert unknown == (
+        "nothing can run 'x.y': it is a catalogue entry without an MCP server or an "
+        "implementation behind it"
+    )
