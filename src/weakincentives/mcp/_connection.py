@@ -31,9 +31,9 @@ from weakincentives.serde import JSONValue
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "MAX_PAGES", "MCPConnection"]
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
-"""Seconds to start a server and complete the initialize handshake."""
+"""Seconds to start a server and complete the handshake; also for each page of ``tools/list``."""
 DEFAULT_CALL_TIMEOUT = 60.0
-"""Seconds one request (a page of ``tools/list``, a ``tools/call``) may take."""
+"""Seconds one ``tools/call`` may take."""
 MAX_PAGES = 1_000
 """Pages of ``tools/list`` read before a server is taken to paginate forever."""
 
@@ -49,8 +49,9 @@ class MCPConnection:
     opened the connection.
     """
 
-    def __init__(self, spec: ServerSpec, *, call_timeout: float) -> None:
+    def __init__(self, spec: ServerSpec, *, list_timeout: float, call_timeout: float) -> None:
         self._spec = spec
+        self._list_timeout = list_timeout
         self._call_timeout = call_timeout
         self._loop = asyncio.get_running_loop()
         self._closing = asyncio.Event()
@@ -72,11 +73,14 @@ class MCPConnection:
     ) -> MCPConnection:
         """Start or reach the server and complete the handshake within ``connect_timeout``.
 
+        ``connect_timeout`` also bounds each page of ``tools/list``; ``call_timeout``
+        bounds each ``tools/call`` (unless a call passes its own ``timeout``).
+
         Raises :class:`MCPConnectionError` (cannot start or reach it),
         :class:`MCPTimeoutError` (no handshake in time) or :class:`MCPProtocolError`.
         ``errlog`` receives a stdio server's stderr (default: this process's stderr).
         """
-        connection = cls(spec, call_timeout=call_timeout)
+        connection = cls(spec, list_timeout=connect_timeout, call_timeout=call_timeout)
         connection._on_tools_changed = on_tools_changed
         ready: asyncio.Future[None] = connection._loop.create_future()
         owner = connection._loop.create_task(
@@ -232,10 +236,10 @@ class MCPConnection:
         for _ in range(MAX_PAGES):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
             try:
-                async with asyncio.timeout(self._call_timeout):
+                async with asyncio.timeout(self._list_timeout):
                     page = await session.list_tools(params=params)
             except Exception as exc:
-                raise mapped(exc, self.name, "list_tools", self._call_timeout) from exc
+                raise mapped(exc, self.name, "list_tools", self._list_timeout) from exc
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:

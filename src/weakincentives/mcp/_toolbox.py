@@ -21,15 +21,17 @@ from mcp import types
 
 from weakincentives._portal import run_sync
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog, ToolDiscovery
-from weakincentives.errors import WinkError
+from weakincentives.errors import ConfigValidationError, WinkError
 from weakincentives.mcp._connection import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
     MCPConnection,
 )
 from weakincentives.mcp._executor import MCPExecutor
-from weakincentives.mcp._import import ImportProblem, server_entries
+from weakincentives.mcp._import import ImportProblem, MCPToolHandle, server_entries
+from weakincentives.mcp._section_tools import section_tools
 from weakincentives.mcp._servers import ServerSpec
+from weakincentives.prompt import Tool
 
 __all__ = ["MCPToolbox"]
 
@@ -181,6 +183,29 @@ class MCPToolbox:
         """
         options.setdefault("executor", self.executor)
         return ToolDiscovery(self.catalog, **options)
+
+    def section_tools(self, server: str | None = None) -> list[Tool[Any, Any]]:
+        """The tools of ``server`` (default: every server) as ordinary tools for a section.
+
+        For small servers, whose tools the model can simply see: each becomes a
+        :class:`~weakincentives.prompt.Tool` with a params dataclass generated from its
+        ``inputSchema`` that calls the server. Names that would collide (the same tool
+        name on two servers) raise ``ConfigValidationError``; take one server at a time.
+        The list is built from the current catalogue and does not follow later changes.
+        """
+        entries = [
+            entry
+            for entry in self.catalog.tools
+            if isinstance(entry.handle, MCPToolHandle)
+            and (server is None or entry.handle.server == server)
+        ]
+        if server is not None and server not in self._connections:
+            raise ConfigValidationError(
+                f"no MCP server is connected as {server!r}; connected: "
+                f"{', '.join(sorted(self._connections)) or 'none'}",
+                field_name="server",
+            )
+        return section_tools(self, entries)
 
     def discovery_source(self, **options: Any) -> Callable[[], ToolDiscovery]:
         """A function returning a discovery service over the current catalogue.
