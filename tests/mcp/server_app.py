@@ -18,6 +18,7 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -55,15 +56,35 @@ BASE_TOOLS = [
 ]
 
 
+FAULTY_TOOLS = [
+    types.Tool(
+        name="badshape",
+        description="Returns structured content its output schema forbids.",
+        input_schema=_object({}, []),
+        output_schema=_object({"sum": {"type": "integer"}}, ["sum"]),
+    ),
+    types.Tool(
+        name="reject",
+        description="Answers with a JSON-RPC error.",
+        input_schema=_object({}, []),
+    ),
+]
+
+
 def build_server(
-    *, name: str = "testsrv", page_size: int = 100, filler: int = 0, loop_cursor: bool = False
+    *,
+    name: str = "testsrv",
+    page_size: int = 100,
+    filler: int = 0,
+    loop_cursor: bool = False,
+    faulty: bool = False,
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
     ``loop_cursor`` makes every page point back to the first one, a paginator that
-    never ends.
+    never ends; ``faulty`` adds tools that break the protocol.
     """
-    tools = list(BASE_TOOLS)
+    tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
     nouns = ("issue", "label", "repo")
     for index in range(filler):
         noun = nouns[index % len(nouns)]
@@ -114,6 +135,10 @@ def build_server(
             )
             await ctx.session.send_tool_list_changed()
             return _text(f"added {grown}")
+        if params.name == "badshape":
+            return types.CallToolResult(content=[], structured_content={"sum": "many"})
+        if params.name == "reject":
+            raise MCPError(code=types.INVALID_PARAMS, message="no such region")
         if params.name == "picture":
             return types.CallToolResult(
                 content=[types.ImageContent(type="image", data="aGVsbG8=", mime_type="image/png")]

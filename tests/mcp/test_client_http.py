@@ -242,3 +242,28 @@ def test_async_execution_reports_entries_it_cannot_run(http_server: HttpFactory)
         "nothing can run 'x.y': it is a catalogue entry without an MCP server or an "
         "implementation behind it"
     )
+
+
+@pytest.mark.parametrize(
+    ("tool", "message"),
+    [
+        (
+            "badshape",
+            "web.badshape failed: MCP server 'web' (call_tool): RuntimeError: Invalid structured "
+            "content returned by tool badshape: 'many' is not of type 'integer'",
+        ),
+        (
+            "reject",
+            "web.reject failed: MCP server 'web' (call_tool): the server answered with error "
+            "-32602: no such region",
+        ),
+    ],
+)
+def test_protocol_errors_are_failed_calls(
+    http_server: HttpFactory, tool: str, message: str
+) -> None:
+    """A JSON-RPC error or content that breaks outputSchema is a failure the model reads."""
+    url = http_server(build_server(name="web", faulty=True))
+    with MCPToolbox.open([HttpServer(url=url)]) as toolbox:
+        answer = toolbox.discovery().call_tool(f"web.{tool}", {})
+    assert (answer.success, answer.message) == (False, message)

@@ -59,7 +59,11 @@ def mapped(
             server=server,
             operation=operation,
         )
-    return MCPProtocolError(f"{type(leaf).__name__}: {leaf}", server=server, operation=operation)
+    # Only the first line: validators append pages of detail a model does not need.
+    first_line = next(iter(str(leaf).splitlines()), "")
+    return MCPProtocolError(
+        f"{type(leaf).__name__}: {first_line}", server=server, operation=operation
+    )
 
 
 def _timed_out(server: str, operation: MCPOperation, timeout: float | None) -> MCPTimeoutError:
