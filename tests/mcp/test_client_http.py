@@ -21,6 +21,7 @@ from weakincentives.discovery import (
 )
 from weakincentives.mcp import (
     HttpServer,
+    MCPConnection,
     MCPConnectionError,
     MCPProtocolError,
     MCPToolbox,
@@ -267,3 +268,20 @@ def test_protocol_errors_are_failed_calls(
     with MCPToolbox.open([HttpServer(url=url)]) as toolbox:
         answer = toolbox.discovery().call_tool(f"web.{tool}", {})
     assert (answer.success, answer.message) == (False, message)
+
+
+def test_a_connection_whose_loop_ended_fails_fast(http_server: HttpFactory) -> None:
+    """A connection whose asyncio.run has finished refuses calls instead of hanging."""
+    url = http_server(build_server(name="web"))
+
+    async def open_and_close() -> MCPConnection:
+        connection = await MCPConnection.open(HttpServer(url=url))
+        await connection.aclose()  # leaving it open would leak the SDK's transport tasks
+        return connection
+
+    connection = asyncio.run(open_and_close())
+    assert connection.closed
+    with pytest.raises(MCPConnectionError, match=r"\(call_tool\): the event loop that opened"):
+        connection.call_tool_blocking("echo", {"text": "late"})
+    with pytest.raises(MCPConnectionError, match=r"is no longer running"):
+        asyncio.run(connection.call_tool("echo", {"text": "late"}))

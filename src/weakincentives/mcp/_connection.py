@@ -23,7 +23,12 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 
-from weakincentives.mcp._errors import MCPConnectionError, MCPError, MCPOperation
+from weakincentives.mcp._errors import (
+    MCPConnectionError,
+    MCPError,
+    MCPOperation,
+    MCPTimeoutError,
+)
 from weakincentives.mcp._mapping import mapped
 from weakincentives.mcp._servers import HttpServer, ServerSpec, StdioServer
 from weakincentives.serde import JSONValue
@@ -160,11 +165,23 @@ class MCPConnection:
                 server=self.name,
                 operation="call_tool",
             )
+        self._check_loop("call_tool")
+        limit = self._call_timeout if timeout is None else timeout
         future = asyncio.run_coroutine_threadsafe(
             self._call(name, dict(arguments), timeout), self._loop
         )
         try:
-            return future.result()
+            # The call bounds itself; the extra second only guards against a loop that
+            # stops running while we wait, which would otherwise never settle the future.
+            return future.result(timeout=limit + 1.0)
+        except concurrent.futures.TimeoutError as exc:
+            future.cancel()
+            raise MCPTimeoutError(
+                f"no answer within {limit:g} s (the connection's event loop did not respond)",
+                server=self.name,
+                operation="call_tool",
+                timeout=limit,
+            ) from exc
         except concurrent.futures.CancelledError as exc:
             raise MCPConnectionError(
                 "the call was cancelled because the connection closed",
@@ -273,14 +290,21 @@ class MCPConnection:
     async def _at_home[T](self, coroutine: Coroutine[Any, Any, T]) -> T:
         if _running_loop() is self._loop:
             return await coroutine
-        if self._loop.is_closed():
+        try:
+            self._check_loop("call_tool")
+        except MCPConnectionError:
             coroutine.close()
-            raise MCPConnectionError(
-                "the event loop that opened the connection is closed",
-                server=self.name,
-                operation="call_tool",
-            )
+            raise
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
+
+    def _check_loop(self, operation: MCPOperation) -> None:
+        if self._loop.is_closed() or not self._loop.is_running():
+            raise MCPConnectionError(
+                "the event loop that opened the connection is no longer running; open the "
+                "toolbox where it is used (MCPToolbox.open for scripts)",
+                server=self.name,
+                operation=operation,
+            )
 
 
 class EndlessPagesError(Exception):
