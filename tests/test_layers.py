@@ -24,6 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "tools": {"errors", "serde", "prompt"},
     "discovery": {"errors", "serde", "prompt", "runtime"},
     "adapters": {"errors", "serde", "prompt", "runtime", "tools", "_portal"},
+    "mcp": {"errors", "serde", "prompt", "runtime", "discovery", "_portal"},
 }
 
 

@@ -177,6 +177,8 @@ def test_command_tree_is_complete() -> None:
         "wink catalog",
         "wink catalog search",
         "wink catalog eval",
+        "wink mcp",
+        "wink mcp serve",
     ]
 
 

@@ -1,11 +1,11 @@
-"""The command tree: ``wink demo``, ``wink render``, ``wink catalog search|eval``."""
+"""The command tree: ``wink demo``, ``render``, ``catalog search|eval`` and ``mcp serve``."""
 
 from __future__ import annotations
 
 import argparse
 from importlib.metadata import PackageNotFoundError, version
 
-from weakincentives._cli import _catalog, _demo, _render
+from weakincentives._cli import _catalog, _demo, _mcp, _render
 from weakincentives._cli._commands import add_group, new_parser
 
 __all__ = ["build_parser", "package_version"]
@@ -30,6 +30,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
             "demo",
             'render myagent.prompts:triage --params \'{"TaskParams": {"goal": "triage"}}\'',
             "catalog search tools.jsonl 'rename a symbol'",
+            "mcp serve tools.jsonl --upstream 'python my_server.py'",
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
@@ -39,4 +40,5 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     catalog = _catalog.register(commands)
     _catalog.register_search(catalog)
     _catalog.register_eval(catalog)
+    _mcp.register(commands)
     return parser

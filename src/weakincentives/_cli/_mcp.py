@@ -1,0 +1,182 @@
+"""``wink mcp serve``: serve a tool catalogue over MCP with progressive discovery.
+
+The served catalogue is a catalogue file (whose entries nothing executes), the tools
+of upstream MCP servers (executed there), or both. Clients see the five discovery
+operations, never the flat list. The MCP SDK is imported only when the command runs,
+so the rest of the command line works without the ``mcp`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from weakincentives._cli._commands import CommandGroup, add_command, add_group
+from weakincentives._cli._render import CommandError
+from weakincentives.discovery import CatalogTool, IdAccessPolicy, ToolCatalog
+
+__all__ = ["mcp_command", "register"]
+
+_HOST_PORT = re.compile(r"^(?:(?P<host>\[[^\]]+\]|[^:\[\]]*):)?(?P<port>\d{1,5})$")
+
+
+def register(group: CommandGroup) -> None:
+    """Add the ``mcp`` group and ``mcp serve`` to the command line."""
+    mcp = add_command(
+        group,
+        "mcp",
+        summary="serve tool catalogues over MCP",
+        description=(
+            "Model Context Protocol commands: serve a catalogue (and upstream MCP servers) "
+            "with progressive discovery instead of a flat tool list."
+        ),
+        examples=("serve tools.jsonl", "serve --upstream 'python my_server.py' --http 8000"),
+    )
+    serve = add_command(
+        add_group(mcp),
+        "serve",
+        summary="serve a catalogue over MCP with progressive discovery",
+        description=(
+            "Serve CATALOG (JSON lines or a JSON array of tool records) and the tools of "
+            "every --upstream MCP server as one catalogue behind five discovery tools "
+            "(list, search_tool_by_category, search_nodes, expand_tool, call_tool). "
+            "Stdio by default; --http serves streamable HTTP at /mcp."
+        ),
+        examples=(
+            "tools.jsonl",
+            "tools.jsonl --upstream 'python my_server.py' --upstream https://mcp.example/mcp",
+            "--upstream 'python my_server.py' --http 127.0.0.1:8000 --hide internal/admin",
+        ),
+        run=_run,
+    )
+    serve.add_argument("catalog", nargs="?", default=None, metavar="CATALOG")
+    serve.add_argument(
+        "--upstream",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="an MCP server whose tools join the catalogue: a command (run over stdio) "
+        "or an http(s):// URL (repeatable)",
+    )
+    serve.add_argument(
+        "--http",
+        default=None,
+        metavar="HOST:PORT",
+        help="serve streamable HTTP instead of stdio; a bare PORT binds 127.0.0.1 (0: any free)",
+    )
+    serve.add_argument("--name", default="weakincentives", help="the server name clients see")
+    serve.add_argument(
+        "--hide", action="append", default=[], metavar="TOOL_ID", help="a tool clients never see"
+    )
+    serve.add_argument(
+        "--no-call",
+        action="append",
+        default=[],
+        metavar="TOOL_ID",
+        help="a tool clients may find but not expand or call",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds an upstream call (or connection) may take",
+    )
+
+
+def _run(arguments: argparse.Namespace, out: TextIO) -> int:
+    return mcp_command(arguments)
+
+
+def mcp_command(arguments: argparse.Namespace) -> int:
+    """Run ``mcp serve`` until the client disconnects (stdio) or the process is stopped."""
+    if arguments.catalog is None and not arguments.upstream:
+        raise CommandError("give a CATALOG file, at least one --upstream server, or both")
+    if arguments.timeout <= 0:
+        raise CommandError(
+            f"--timeout must be a positive number of seconds, got {arguments.timeout}"
+        )
+    address = _address(arguments.http) if arguments.http is not None else None
+    tools = _catalog_tools(Path(arguments.catalog)) if arguments.catalog is not None else ()
+    try:
+        asyncio.run(_serve(arguments, tools, address))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+async def _serve(
+    arguments: argparse.Namespace,
+    tools: Sequence[CatalogTool],
+    address: tuple[str, int] | None,
+) -> None:
+    from weakincentives.mcp import (  # noqa: PLC0415  # noqa: PLC0415
+        MCPToolbox,
+        bind_http,
+        build_server,
+        parse_server,
+        serve_http,
+        serve_stdio,
+    )
+
+    upstreams = [parse_server(text) for text in arguments.upstream]
+    async with await MCPToolbox.open_async(
+        upstreams,
+        tools=tools,
+        connect_timeout=arguments.timeout,
+        call_timeout=arguments.timeout,
+        errlog=sys.stderr,
+    ) as toolbox:
+        for problem in toolbox.problems:
+            sys.stderr.write(f"skipped {problem.server}/{problem.tool_name}: {problem.reason}\n")
+        access = IdAccessPolicy(
+            hidden=frozenset(arguments.hide), uncallable=frozenset(arguments.no_call)
+        )
+        source = toolbox.discovery_source(access=access, cursor_secret=secrets.token_bytes(32))
+        server = build_server(source, name=arguments.name)
+        count = len(toolbox.catalog)
+        if address is None:
+            sys.stderr.write(f"serving {count} tools over MCP on stdio\n")
+            await serve_stdio(server)
+            return
+        try:
+            listener = bind_http(*address)
+        except OSError as exc:
+            raise CommandError(f"cannot listen on {arguments.http}: {exc}") from exc
+
+        def ready(url: str) -> None:
+            sys.stderr.write(f"serving {count} tools over MCP at {url}\n")
+            sys.stderr.flush()
+
+        with listener:
+            await serve_http(server, listener, on_ready=ready)
+
+
+def _address(text: str) -> tuple[str, int]:
+    match = _HOST_PORT.match(text.strip())
+    port = int(match["port"]) if match else -1
+    if match is None or port > 65_535:
+        raise CommandError(f"--http wants HOST:PORT or PORT (such as 127.0.0.1:8000), got {text!r}")
+    host = (match["host"] or "127.0.0.1").strip("[]")
+    return host, port
+
+
+def _catalog_tools(path: Path) -> tuple[CatalogTool, ...]:
+    if not path.is_file():
+        raise CommandError(f"catalogue file {str(path)!r} does not exist")
+    text = path.read_text(encoding="utf-8")
+    if not text.lstrip().startswith("["):
+        return ToolCatalog.from_jsonl(path).tools
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not all(isinstance(record, dict) for record in records):
+        raise CommandError(f"{path}: a JSON array catalogue must hold one object per tool")
+    return ToolCatalog.from_records(records).tools

@@ -1,0 +1,63 @@
+"""MCP both ways: MCP servers as catalogue sources, and a catalogue served over MCP.
+
+Client side: :class:`MCPToolbox` connects to MCP servers (``StdioServer`` commands or
+``HttpServer`` URLs), reads their tools into one discovery catalogue with a category
+per server, runs calls on the server that owns each tool, and follows
+``notifications/tools/list_changed``. Server side: :func:`build_server` turns a
+:class:`~weakincentives.discovery.ToolDiscovery` into an MCP server whose tools are the
+five discovery operations, so any MCP client gets progressive discovery instead of a
+flat list. Needs the official SDK: ``pip install 'weakincentives[mcp]'``.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _sdk  # noqa: F401
+except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed in CI
+    raise ImportError(
+        "weakincentives.mcp needs the official MCP SDK; install it with "
+        "pip install 'weakincentives[mcp]'"
+    ) from exc
+
+from weakincentives.mcp._connection import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    MCPConnection,
+)
+from weakincentives.mcp._errors import (
+    MCPConnectionError,
+    MCPError,
+    MCPOperation,
+    MCPProtocolError,
+    MCPTimeoutError,
+)
+from weakincentives.mcp._executor import MCPExecutor
+from weakincentives.mcp._import import ImportProblem, MCPToolHandle
+from weakincentives.mcp._serve import DISCOVERY_TOOL_NAMES, build_server
+from weakincentives.mcp._servers import HttpServer, ServerSpec, StdioServer, parse_server
+from weakincentives.mcp._toolbox import MCPToolbox
+from weakincentives.mcp._transports import bind_http, serve_http, serve_stdio
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DISCOVERY_TOOL_NAMES",
+    "HttpServer",
+    "ImportProblem",
+    "MCPConnection",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPExecutor",
+    "MCPOperation",
+    "MCPProtocolError",
+    "MCPTimeoutError",
+    "MCPToolHandle",
+    "MCPToolbox",
+    "ServerSpec",
+    "StdioServer",
+    "bind_http",
+    "build_server",
+    "parse_server",
+    "serve_http",
+    "serve_stdio",
+]

@@ -1,0 +1,88 @@
+"""Run catalogue entries on their MCP servers, behind discovery's ``ToolExecutor`` seam.
+
+Discovery's executor seam is synchronous, while an MCP call is a request on an async
+session. The executor therefore hands the call to the connection's own event loop
+and waits for it; it must be called from a thread other than that loop's (the
+discovery section's tools run on worker threads, and the MCP server here calls
+discovery from one). :meth:`MCPExecutor.execute_async` is the same call for async
+callers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcp import types
+
+from weakincentives.discovery import CallOutcome, CatalogTool, ToolExecutor
+from weakincentives.mcp._errors import MCPError
+from weakincentives.mcp._import import MCPToolHandle
+from weakincentives.mcp._results import outcome_of
+from weakincentives.serde import JSONValue
+
+if TYPE_CHECKING:
+    from weakincentives.mcp._connection import MCPConnection
+    from weakincentives.mcp._toolbox import MCPToolbox
+
+__all__ = ["MCPExecutor"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MCPExecutor:
+    """Calls ``tools/call`` for entries whose handle is an :class:`MCPToolHandle`.
+
+    Other entries go to ``fallback`` when there is one, else they fail with a message
+    saying nothing executes them. Server errors (``isError``), timeouts, crashes and
+    protocol errors all become failed outcomes naming the tool and the server.
+    """
+
+    toolbox: MCPToolbox
+    fallback: ToolExecutor | None = None
+
+    def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
+        """Run ``tool`` on its server and wait for the result (not from the server's loop)."""
+        target = self._target(tool)
+        if isinstance(target, CallOutcome):
+            return target if self.fallback is None else self.fallback.execute(tool, arguments)
+        connection, handle = target
+        try:
+            result = connection.call_tool_blocking(handle.tool_name, arguments)
+        except MCPError as error:
+            return _failed(tool, error)
+        return outcome_of(result, tool_name=tool.tool_id)
+
+    async def execute_async(
+        self, tool: CatalogTool, arguments: Mapping[str, JSONValue]
+    ) -> CallOutcome:
+        """Run ``tool`` on its server from async code."""
+        target = self._target(tool)
+        if isinstance(target, CallOutcome):
+            return target if self.fallback is None else self.fallback.execute(tool, arguments)
+        connection, handle = target
+        try:
+            result: types.CallToolResult = await connection.call_tool(handle.tool_name, arguments)
+        except MCPError as error:
+            return _failed(tool, error)
+        return outcome_of(result, tool_name=tool.tool_id)
+
+    def _target(self, tool: CatalogTool) -> tuple[MCPConnection, MCPToolHandle] | CallOutcome:
+        handle = tool.handle
+        if not isinstance(handle, MCPToolHandle):
+            return CallOutcome(
+                success=False,
+                message=f"nothing can run {tool.tool_id!r}: it is a catalogue entry without "
+                "an MCP server or an implementation behind it",
+            )
+        connection = self.toolbox.connection(handle.server)
+        if connection is None or connection.closed:
+            return CallOutcome(
+                success=False,
+                message=f"{tool.tool_id} cannot run: MCP server {handle.server!r} is not connected",
+            )
+        return connection, handle
+
+
+def _failed(tool: CatalogTool, error: MCPError) -> CallOutcome:
+    return CallOutcome(success=False, message=f"{tool.tool_id} failed: {error}")

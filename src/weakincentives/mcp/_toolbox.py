@@ -1,0 +1,314 @@
+"""Several MCP servers as one tool catalogue that stays current, with an executor.
+
+``MCPToolbox.open_async`` (or its sync facade ``open``) connects to every server at
+once, reads each one's tools (every page), and builds one :class:`ToolCatalog` with a
+category per server. When a server sends ``notifications/tools/list_changed``, its
+tools are read again and the catalogue is rebuilt; ``version`` counts the rebuilds and
+``on_change`` hears about each. Catalogues are immutable, so a rebuild is a new object:
+take ``toolbox.catalog`` (or ``toolbox.discovery()``) again after a change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Self, TextIO
+
+from mcp import types
+
+from weakincentives._portal import run_sync
+from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog, ToolDiscovery
+from weakincentives.errors import ConfigValidationError, WinkError
+from weakincentives.mcp._connection import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    MCPConnection,
+)
+from weakincentives.mcp._executor import MCPExecutor
+from weakincentives.mcp._import import ImportProblem, MCPToolHandle, server_entries
+from weakincentives.mcp._section_tools import section_tools
+from weakincentives.mcp._servers import ServerSpec
+from weakincentives.prompt import Tool
+
+__all__ = ["MCPToolbox"]
+
+logger = logging.getLogger("weakincentives.mcp")
+
+type ChangeListener = Callable[["MCPToolbox"], object]
+
+
+class MCPToolbox:
+    """The tools of connected MCP servers, as a catalogue plus an executor that runs them.
+
+    Build one with :meth:`open_async` or :meth:`open`; close it with :meth:`aclose` or
+    :meth:`close` (or use it as a context manager, sync or async).
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Iterable[CatalogTool] = (),
+        nodes: Iterable[CatalogNode] = (),
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        on_change: ChangeListener | None = None,
+    ) -> None:
+        self._extra_tools = tuple(tools)
+        self._extra_nodes = tuple(nodes)
+        self._call_timeout = call_timeout
+        self._on_change = on_change
+        self._connections: dict[str, MCPConnection] = {}
+        self._listings: dict[str, tuple[types.Tool, ...]] = {}
+        self._lock = threading.Lock()
+        self._catalog = ToolCatalog(tools=self._extra_tools, nodes=self._extra_nodes)
+        self._problems: tuple[ImportProblem, ...] = ()
+        self._version = 0
+
+    @classmethod
+    async def open_async(
+        cls,
+        servers: Iterable[ServerSpec],
+        *,
+        tools: Iterable[CatalogTool] = (),
+        nodes: Iterable[CatalogNode] = (),
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        on_change: ChangeListener | None = None,
+        errlog: TextIO | None = None,
+    ) -> MCPToolbox:
+        """Connect to every server concurrently, read their tools and build the catalogue.
+
+        ``tools`` and ``nodes`` are catalogue entries to serve alongside the servers'
+        (for example from a catalogue file; nothing executes them). If any server
+        fails to connect or list, the others are closed and the first failure is raised
+        as an :class:`MCPError`; a catalogue that does not validate raises
+        :class:`~weakincentives.errors.CatalogError`.
+        """
+        toolbox = cls(tools=tools, nodes=nodes, call_timeout=call_timeout, on_change=on_change)
+        opened = await asyncio.gather(
+            *(
+                MCPConnection.open(
+                    spec,
+                    connect_timeout=connect_timeout,
+                    call_timeout=call_timeout,
+                    on_tools_changed=toolbox._tools_changed,
+                    errlog=errlog,
+                )
+                for spec in servers
+            ),
+            return_exceptions=True,
+        )
+        connections = [item for item in opened if isinstance(item, MCPConnection)]
+        for connection in connections:
+            toolbox._connections[_free_key(connection.name, toolbox._connections)] = connection
+        try:
+            _raise_first(opened)
+            listed = await asyncio.gather(
+                *(connection.list_tools() for connection in toolbox._connections.values()),
+                return_exceptions=True,
+            )
+            _raise_first(listed)
+            for key, tools_listed in zip(toolbox._connections, listed, strict=True):
+                assert isinstance(tools_listed, tuple)
+                toolbox._listings[key] = tools_listed
+            toolbox._rebuild()
+        except BaseException:
+            await toolbox.aclose()
+            raise
+        return toolbox
+
+    @classmethod
+    def open(
+        cls,
+        servers: Iterable[ServerSpec],
+        *,
+        tools: Iterable[CatalogTool] = (),
+        nodes: Iterable[CatalogNode] = (),
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        on_change: ChangeListener | None = None,
+        errlog: TextIO | None = None,
+    ) -> MCPToolbox:
+        """:meth:`open_async` for scripts: the connections live on the library's background loop."""
+        return run_sync(
+            cls.open_async(
+                servers,
+                tools=tools,
+                nodes=nodes,
+                connect_timeout=connect_timeout,
+                call_timeout=call_timeout,
+                on_change=on_change,
+                errlog=errlog,
+            )
+        )
+
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The current catalogue (a new object after every change)."""
+        with self._lock:
+            return self._catalog
+
+    @property
+    def version(self) -> int:
+        """How many times the catalogue was built; grows by one per change."""
+        with self._lock:
+            return self._version
+
+    @property
+    def problems(self) -> tuple[ImportProblem, ...]:
+        """Server tools left out of the current catalogue, with the reason for each."""
+        with self._lock:
+            return self._problems
+
+    @property
+    def servers(self) -> Mapping[str, MCPConnection]:
+        """The live connections by category name."""
+        return dict(self._connections)
+
+    @property
+    def executor(self) -> MCPExecutor:
+        """Runs catalogue entries on their servers (for ``ToolDiscovery(executor=...)``)."""
+        return MCPExecutor(toolbox=self)
+
+    def connection(self, server: str) -> MCPConnection | None:
+        """The connection for a category name, if that server is connected."""
+        return self._connections.get(server)
+
+    def discovery(self, **options: Any) -> ToolDiscovery:
+        """A discovery service over the current catalogue that runs tools on their servers.
+
+        ``options`` go to :class:`ToolDiscovery` (``access``, ``events``, ``cursor_secret``...).
+        """
+        options.setdefault("executor", self.executor)
+        return ToolDiscovery(self.catalog, **options)
+
+    def section_tools(self, server: str | None = None) -> list[Tool[Any, Any]]:
+        """The tools of ``server`` (default: every server) as ordinary tools for a section.
+
+        For small servers, whose tools the model can simply see: each becomes a
+        :class:`~weakincentives.prompt.Tool` with a params dataclass generated from its
+        ``inputSchema`` that calls the server. Names that would collide (the same tool
+        name on two servers) raise ``ConfigValidationError``; take one server at a time.
+        The list is built from the current catalogue and does not follow later changes.
+        """
+        entries = [
+            entry
+            for entry in self.catalog.tools
+            if isinstance(entry.handle, MCPToolHandle)
+            and (server is None or entry.handle.server == server)
+        ]
+        if server is not None and server not in self._connections:
+            raise ConfigValidationError(
+                f"no MCP server is connected as {server!r}; connected: "
+                f"{', '.join(sorted(self._connections)) or 'none'}",
+                field_name="server",
+            )
+        return section_tools(self, entries)
+
+    def discovery_source(self, **options: Any) -> Callable[[], ToolDiscovery]:
+        """A function returning a discovery service over the current catalogue.
+
+        It builds a new service only when the catalogue changed, with the same
+        ``options`` each time; pass ``cursor_secret`` so cursors stay verifiable
+        (they still fail as ``INVALID_CURSOR`` once the catalogue they paged changed).
+        """
+        options.setdefault("executor", self.executor)
+        built: list[tuple[ToolCatalog, ToolDiscovery]] = []
+
+        def current() -> ToolDiscovery:
+            catalog = self.catalog
+            if not built or built[0][0] is not catalog:
+                built[:] = [(catalog, ToolDiscovery(catalog, **options))]
+            return built[0][1]
+
+        return current
+
+    async def refresh_async(self, server: str | None = None) -> ToolCatalog:
+        """Read the tools of ``server`` (default: every server) again and rebuild."""
+        keys = [server] if server is not None else list(self._connections)
+        listed = await asyncio.gather(*(self._connections[key].list_tools() for key in keys))
+        with self._lock:
+            self._listings.update(zip(keys, listed, strict=True))
+        self._rebuild()
+        return self.catalog
+
+    def refresh(self, server: str | None = None) -> ToolCatalog:
+        """:meth:`refresh_async` for scripts."""
+        return run_sync(self.refresh_async(server))
+
+    async def aclose(self) -> None:
+        """Close every connection (stopping stdio servers); safe to call twice."""
+        await asyncio.gather(
+            *(connection.aclose() for connection in self._connections.values()),
+            return_exceptions=True,
+        )
+
+    def close(self) -> None:
+        """:meth:`aclose` for scripts."""
+        run_sync(self.aclose())
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def _tools_changed(self, connection: MCPConnection) -> None:
+        key = next((k for k, c in self._connections.items() if c is connection), None)
+        if key is None:
+            return
+        try:
+            await self.refresh_async(key)
+        except WinkError as error:
+            # The old tools stay; the next notification or refresh() tries again.
+            logger.warning("could not re-read the tools of %r after list_changed: %s", key, error)
+
+    def _rebuild(self) -> None:
+        with self._lock:
+            tools = list(self._extra_tools)
+            nodes = list(self._extra_nodes)
+            problems: list[ImportProblem] = []
+            for key, listing in self._listings.items():
+                summary = self._connections[key].summary
+                node, entries, skipped = server_entries(key, summary, listing)
+                nodes.append(node)
+                tools.extend(entries)
+                problems.extend(skipped)
+            self._catalog = ToolCatalog(tools=tools, nodes=nodes)
+            self._problems = tuple(problems)
+            self._version += 1
+        if self._on_change is not None:
+            self._on_change(self)
+
+
+def _free_key(name: str, taken: Mapping[str, object]) -> str:
+    if name not in taken:
+        return name
+    number = 2
+    while f"{name}-{number}" in taken:
+        number += 1
+    return f"{name}-{number}"
+
+
+def _raise_first(results: Iterable[object]) -> None:
+    for item in results:
+        if isinstance(item, BaseException):
+            raise item

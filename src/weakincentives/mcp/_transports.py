@@ -1,0 +1,63 @@
+"""Run an MCP server over stdio or streamable HTTP (what ``wink mcp serve`` does)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+__all__ = ["bind_http", "serve_http", "serve_stdio"]
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client on this process's stdin and stdout until it closes stdin."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def bind_http(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A listening socket for :func:`serve_http`; port 0 picks a free port.
+
+    Binding before serving tells the caller the real port at once, and clients that
+    connect early wait in the kernel's queue instead of being refused.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+        listener.listen()
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def endpoint(listener: socket.socket) -> str:
+    """The streamable-HTTP URL of a bound listener (``http://HOST:PORT/mcp``)."""
+    host, port = listener.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/mcp"
+
+
+async def serve_http(
+    server: Server[Any],
+    listener: socket.socket,
+    *,
+    on_ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve streamable HTTP at ``/mcp`` on ``listener`` until the process is interrupted.
+
+    A loopback host gets the SDK's DNS-rebinding protection (only loopback ``Host`` and
+    ``Origin`` headers are accepted).
+    """
+    host = listener.getsockname()[0]
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
+    if on_ready is not None:
+        on_ready(endpoint(listener))
+    await uvicorn.Server(config).serve(sockets=[listener])

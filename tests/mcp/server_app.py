@@ -1,0 +1,169 @@
+"""A small MCP server for the tests, on the official SDK's low-level ``Server``.
+
+Run as a script it serves stdio (``python tests/mcp/server_app.py --page-size 2``);
+``build_server`` gives the same server to the in-process streamable-HTTP fixture.
+Its tools cover what the client must handle: plain text, structured content with an
+output schema, ``isError``, a call that never answers, a process that dies, and a
+tool that grows the list and sends ``notifications/tools/list_changed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+BASE_TOOLS = [
+    types.Tool(
+        name="echo",
+        title="Echo",
+        description="Repeat the given text back.\n\nUseful to check the connection.",
+        input_schema=_object({"text": {"type": "string"}}, ["text"]),
+        annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    ),
+    types.Tool(
+        name="add",
+        description="Add two integers.",
+        input_schema=_object({"a": {"type": "integer"}, "b": {"type": "integer"}}, ["a", "b"]),
+        output_schema=_object({"sum": {"type": "integer"}}, ["sum"]),
+    ),
+    types.Tool(
+        name="fail",
+        description="Always reports an error.",
+        input_schema=_object({}, []),
+        annotations=types.ToolAnnotations(destructive_hint=True),
+    ),
+    types.Tool(name="hang", description="Never answers.", input_schema=_object({}, [])),
+    types.Tool(name="crash", description="Kills the server process.", input_schema=_object({}, [])),
+    types.Tool(name="grow", description="Adds a tool and says so.", input_schema=_object({}, [])),
+    types.Tool(
+        name="picture",
+        description="Returns an image block.",
+        input_schema=_object({}, []),
+    ),
+]
+
+
+FAULTY_TOOLS = [
+    types.Tool(
+        name="badshape",
+        description="Returns structured content its output schema forbids.",
+        input_schema=_object({}, []),
+        output_schema=_object({"sum": {"type": "integer"}}, ["sum"]),
+    ),
+    types.Tool(
+        name="reject",
+        description="Answers with a JSON-RPC error.",
+        input_schema=_object({}, []),
+    ),
+]
+
+
+def build_server(
+    *,
+    name: str = "testsrv",
+    page_size: int = 100,
+    filler: int = 0,
+    loop_cursor: bool = False,
+    faulty: bool = False,
+) -> Server[Any]:
+    """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
+
+    ``loop_cursor`` makes every page point back to the first one, a paginator that
+    never ends; ``faulty`` adds tools that break the protocol.
+    """
+    tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
+    nouns = ("issue", "label", "repo")
+    for index in range(filler):
+        noun = nouns[index % len(nouns)]
+        tools.append(
+            types.Tool(
+                name=f"create_{noun}s_{index}",
+                description=f"Create {noun} number {index}.",
+                input_schema=_object({}, []),
+            )
+        )
+    never = asyncio.Event()
+
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + page_size
+        more = end < len(tools)
+        next_cursor = ("0" if loop_cursor else str(end)) if more else None
+        return types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        if params.name == "echo":
+            return _text(str(arguments.get("text", "")))
+        if params.name == "add":
+            total = int(arguments["a"]) + int(arguments["b"])
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=str(total))],
+                structured_content={"sum": total},
+            )
+        if params.name == "fail":
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text="the disk is full")], is_error=True
+            )
+        if params.name == "hang":
+            await never.wait()
+        if params.name == "crash":
+            os._exit(3)
+        if params.name == "grow":
+            grown = f"grown_{len(tools)}"
+            tools.append(
+                types.Tool(
+                    name=grown,
+                    description="A tool added at runtime.",
+                    input_schema={"type": "object"},
+                )
+            )
+            await ctx.session.send_tool_list_changed()
+            return _text(f"added {grown}")
+        if params.name == "badshape":
+            return types.CallToolResult(content=[], structured_content={"sum": "many"})
+        if params.name == "reject":
+            raise MCPError(code=types.INVALID_PARAMS, message="no such region")
+        if params.name == "picture":
+            return types.CallToolResult(
+                content=[types.ImageContent(type="image", data="aGVsbG8=", mime_type="image/png")]
+            )
+        return _text(f"ran {params.name}")
+
+    return Server(name, title="Test server", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _text(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read, write):
+        await server.run(read, write, options)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="testsrv")
+    parser.add_argument("--page-size", type=int, default=100)
+    parser.add_argument("--filler", type=int, default=0)
+    args = parser.parse_args()
+    anyio.run(
+        _serve_stdio, build_server(name=args.name, page_size=args.page_size, filler=args.filler)
+    )

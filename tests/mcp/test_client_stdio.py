@@ -1,0 +1,146 @@
+"""MCP servers over stdio as catalogue sources: a real subprocess on the official SDK."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mcp.conftest import stdio_spec
+from weakincentives.discovery import CatalogTool
+from weakincentives.mcp import (
+    MCPConnectionError,
+    MCPTimeoutError,
+    MCPToolbox,
+    MCPToolHandle,
+    StdioServer,
+)
+
+
+@pytest.fixture(scope="module")
+def paged() -> Iterator[MCPToolbox]:
+    """One server listing its 13 tools two per page, shared by the read-only tests."""
+    with MCPToolbox.open([stdio_spec("--page-size", "2", "--filler", "6")]) as toolbox:
+        yield toolbox
+
+
+def test_every_page_of_tools_list_reaches_the_catalogue(paged: MCPToolbox) -> None:
+    """Pagination is followed to the end; tools keep the server's order."""
+    assert [tool.name for tool in paged.catalog.tools] == [
+        "echo",
+        "add",
+        "fail",
+        "hang",
+        "crash",
+        "grow",
+        "picture",
+        "create_issues_0",
+        "create_labels_1",
+        "create_repos_2",
+        "create_issues_3",
+        "create_labels_4",
+        "create_repos_5",
+    ]
+    assert paged.problems == ()
+    assert paged.version == 1
+
+
+def test_a_tool_entry_carries_the_servers_description(paged: MCPToolbox) -> None:
+    """Id, category, summary, tags, schemas and handle all come from tools/list."""
+    echo = paged.catalog.tool("testsrv.echo")
+    assert echo == CatalogTool(
+        tool_id="testsrv.echo",
+        name="echo",
+        paths=(("testsrv",),),
+        summary="Echo: Repeat the given text back.",
+        tags=("read-only", "closed-world"),
+        args_schema={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    )
+    assert echo.handle == MCPToolHandle(server="testsrv", tool_name="echo")
+    add = paged.catalog.tool("testsrv.add")
+    assert add is not None
+    assert add.result_schema == {
+        "type": "object",
+        "properties": {"sum": {"type": "integer"}},
+        "required": ["sum"],
+    }
+    node = paged.catalog.node(("testsrv",))
+    assert node is not None
+    assert node.summary == "Test server"
+
+
+def test_name_groups_become_subcategories(paged: MCPToolbox) -> None:
+    """create_issues_* tools sit under testsrv/issue; the base tools stay at the top."""
+    listing = paged.discovery().list(path=("testsrv",), limit=50)
+    assert [node.path for node in listing.nodes] == [
+        ("testsrv", "issue"),
+        ("testsrv", "label"),
+        ("testsrv", "repo"),
+    ]
+    assert [node.tool_count for node in listing.nodes] == [2, 2, 2]
+
+
+def test_calls_run_on_the_server(paged: MCPToolbox) -> None:
+    """call_tool returns the server's text; structured content becomes the value."""
+    discovery = paged.discovery()
+    echoed = discovery.call_tool("testsrv.echo", {"text": "hello"})
+    assert (echoed.success, echoed.message, echoed.value) == (True, "hello", None)
+    added = discovery.call_tool("testsrv.add", {"a": 2, "b": 40})
+    assert (added.success, added.message, added.value) == (True, "42", {"sum": 42})
+
+
+def test_is_error_becomes_a_failed_call_the_model_reads(paged: MCPToolbox) -> None:
+    """isError results are failures whose message is the server's explanation."""
+    failed = paged.discovery().call_tool("testsrv.fail", {})
+    assert (failed.success, failed.message) == (False, "the disk is full")
+
+
+def test_a_call_that_never_answers_times_out(paged: MCPToolbox) -> None:
+    """The per-call timeout ends the wait with a typed error naming server and time."""
+    connection = paged.connection("testsrv")
+    assert connection is not None
+    with pytest.raises(MCPTimeoutError, match=r"no answer within 0.2 s") as caught:
+        connection.call_tool_blocking("hang", {}, timeout=0.2)
+    assert (caught.value.server, caught.value.operation, caught.value.timeout) == (
+        "testsrv",
+        "call_tool",
+        0.2,
+    )
+    # The connection survives a timed-out call.
+    assert paged.discovery().call_tool("testsrv.echo", {"text": "still here"}).success
+
+
+def test_a_crashing_server_fails_the_call_and_later_calls() -> None:
+    """A server that dies mid-call gives failed results, never a hang or a raw exception."""
+    with MCPToolbox.open([stdio_spec(name="fragile")]) as toolbox:
+        discovery = toolbox.discovery()
+        crashed = discovery.call_tool("fragile.crash", {})
+        assert crashed.success is False
+        assert crashed.message == (
+            "fragile.crash failed: MCP server 'fragile' (call_tool): the connection closed "
+            "before the server answered (did the server exit?)"
+        )
+        after = discovery.call_tool("fragile.echo", {"text": "anyone?"})
+        assert after.success is False
+        assert "the connection closed" in after.message
+
+
+def test_a_server_that_never_answers_the_handshake_times_out() -> None:
+    """A process that reads stdin and never replies is a timeout at connect."""
+    silent = StdioServer(
+        command=sys.executable, args=("-c", "import sys; sys.stdin.read()"), name="silent"
+    )
+    with pytest.raises(MCPTimeoutError, match=r"'silent' \(connect\): no answer within 0.5 s"):
+        MCPToolbox.open([silent], connect_timeout=0.5)
+
+
+def test_a_command_that_does_not_exist_is_a_connection_error() -> None:
+    """Spawning fails with a typed error naming the command."""
+    missing = StdioServer(command="/nonexistent/mcp-server", args=("--flag",))
+    with pytest.raises(MCPConnectionError, match=r"'/nonexistent/mcp-server --flag' \(connect\)"):
+        MCPToolbox.open([missing])
