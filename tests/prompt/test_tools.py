@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from weakincentives.errors import PromptValidationError
+from weakincentives.errors import PromptValidationError, ToolResultError
 from weakincentives.prompt import (
     MarkdownSection,
     PromptTemplate,
@@ -233,8 +233,8 @@ class TestToolResult:
         assert ToolResult(message="m", value=None, success=False).render() == ""
 
     def test_render_must_return_text(self) -> None:
-        """A render() that returns something else is a TypeError naming the type."""
-        with pytest.raises(TypeError, match=r"BadRender.render\(\) must return str, got int"):
+        """A render() that returns something else is a ToolResultError naming the type."""
+        with pytest.raises(ToolResultError, match=r"BadRender.render\(\) must return str, got int"):
             ToolResult(message="m", value=BadRender()).render()
 
     @pytest.mark.parametrize(
