@@ -55,7 +55,7 @@ class TestConstruction:
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What to look for"},
-                "limit": {"type": "integer", "default": 5},
+                "limit": {"type": "integer"},
             },
             "required": ["query", "limit"],
             "additionalProperties": False,
