@@ -1,6 +1,12 @@
 """Hypothesis strategies shared by the whole suite.
 
 - ``json_values()``: any JSON document (no NaN/infinity), kept small.
+- ``trapped_json_texts()``: JSON texts holding what a decoder must refuse:
+  nesting far beyond any limit, integers beyond Python's digit limit, NaN and
+  Infinity, numbers that overflow a double, lone surrogates.
+- ``hostile_json_texts()``: those, plus broken syntax and arbitrary text.
+- ``hostile_json_values()``: JSON-shaped Python data with the same traps (deep
+  nesting, huge integers, non-finite floats, non-string keys).
 - ``values_of(tp)``: values of a type hint, honouring serde field metadata
   (``ge``/``gt``/``le``/``lt``, ``min_length``/``max_length``, ``pattern``), so
   generated dataclass instances are valid inputs for ``dump``.
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -30,7 +37,10 @@ __all__ = [
     "Priority",
     "dataclass_types",
     "field_types",
+    "hostile_json_texts",
+    "hostile_json_values",
     "json_values",
+    "trapped_json_texts",
     "values_of",
 ]
 
@@ -67,6 +77,91 @@ def json_values() -> Strategy:
         ),
         max_leaves=8,
     )
+
+
+_HUGE_DIGITS = 5000  # beyond Python's default limit of 4300 digits
+# Tokens that sit where a JSON value goes but that JSON cannot carry back out.
+_VALUE_TRAPS = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e999",
+    "-2e308",
+    "1" * _HUGE_DIGITS,
+    "-" + "9" * _HUGE_DIGITS,
+    "0." + "1" * _HUGE_DIGITS,
+    '"\\ud800"',
+    '"x\\udc00"',
+    '"\\ud83d\\ude00"',
+    '"\\\\ud800"',
+    '"\ud800"',
+    '"[[[{{{"',
+]
+# Fragments that break the syntax.
+_SYNTAX_TRAPS = ['"\\x"', "tru", "01", "[", "]", "{", "}", ",", ":", '"', "\\"]
+
+
+def _deep(depth: int, opener: str, closer: str, core: str) -> str:
+    return opener * depth + core + closer * depth
+
+
+def trapped_json_texts() -> Strategy:
+    """Syntactically plain JSON texts holding value traps, some nested thousands deep."""
+    token = st.sampled_from(_VALUE_TRAPS) | json_values().map(json.dumps)
+    composed = st.recursive(
+        token,
+        lambda inner: (
+            st.lists(inner, max_size=3).map(lambda items: "[" + ",".join(items) + "]")
+            | st.lists(st.tuples(st.text(max_size=4), inner), max_size=3).map(
+                lambda pairs: "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in pairs) + "}"
+            )
+        ),
+        max_leaves=6,
+    )
+    deep = st.builds(
+        _deep,
+        st.integers(min_value=100, max_value=20_000),
+        st.sampled_from(["[", '{"a":', '[{"k":[']),
+        st.sampled_from(["]", "}", "]}]"]),
+        composed,
+    )
+    return composed | deep
+
+
+def hostile_json_texts() -> Strategy:
+    """Text that is JSON, nearly JSON or a trap for a JSON decoder (see module docstring)."""
+    broken = trapped_json_texts() | st.sampled_from(_SYNTAX_TRAPS)
+    soup = st.lists(broken, min_size=1, max_size=4).map("".join)
+    return trapped_json_texts() | soup | st.text(max_size=20)
+
+
+def _nested(depth: int, core: object) -> object:
+    for level in range(depth):
+        core = [core] if level % 2 else {"k": core}
+    return core
+
+
+def hostile_json_values() -> Strategy:
+    """JSON-shaped Python data with values JSON cannot carry (see module docstring)."""
+    traps = st.sampled_from(
+        [float("nan"), float("inf"), -float("inf"), 10**400, 1e308, "\ud800", "x" * 10_000]
+    )
+    # Built, not listed: Hypothesis reprs listed values, and repr() of these raises.
+    huge = st.integers(min_value=_HUGE_DIGITS, max_value=_HUGE_DIGITS + 50).map(
+        lambda digits: 7 * 10**digits
+    )
+    traps |= huge | huge.map(lambda value: -value)
+    leaf = traps | json_values()
+    shaped = st.recursive(
+        leaf,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3)
+        ),
+        max_leaves=6,
+    )
+    deep = st.builds(_nested, st.integers(min_value=100, max_value=1500), shaped)
+    return shaped | deep
 
 
 def values_of(hint: object) -> Strategy:

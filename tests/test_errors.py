@@ -13,6 +13,7 @@ from weakincentives import errors
         errors.PromptValidationError("bad"),
         errors.PromptRenderError("bad"),
         errors.ToolValidationError("bad"),
+        errors.ToolResultError("bad"),
         errors.ParseError(path="$", expected="int", got="str"),
         errors.SchemaError("bad"),
         errors.ConfigValidationError("bad"),

@@ -29,6 +29,7 @@ __all__ = [
     "SchemaError",
     "SerdeError",
     "SessionError",
+    "ToolResultError",
     "ToolValidationError",
     "UnknownSectionError",
     "WinkError",
@@ -158,6 +159,15 @@ class ToolValidationError(WinkError):
         super().__init__(message)
         self.tool_name = tool_name
         self.field_path = field_path
+
+
+class ToolResultError(WinkError, TypeError):
+    """A ``ToolResult`` was built with fields of the wrong type, or its value has no text.
+
+    Raised when the result is constructed (``message`` not a str, ``success`` not a
+    bool) and by ``render()`` when the payload cannot be written for the model. It is
+    also a ``TypeError``, which is what a wrongly typed argument raises in Python.
+    """
 
 
 class SerdeError(WinkError):

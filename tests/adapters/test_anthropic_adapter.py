@@ -154,7 +154,7 @@ class TestRequests:
                         "reason": {"type": "string"},
                         "score": {
                             "type": "integer",
-                            "description": "Constraints: minimum=0, maximum=10, default=5",
+                            "description": "Constraints: minimum=0, maximum=10",
                         },
                     },
                     "required": ["approved", "reason", "score"],

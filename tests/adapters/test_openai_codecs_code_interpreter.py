@@ -132,6 +132,12 @@ class TestSerialize:
                 "OpenAI code interpreter containers offer 1, 4, 16 or 64 GB of memory, "
                 "not memory_limit_gb=8",
             ),
+            (
+                CodeInterpreterConfig(file_ids=tuple(f"file-{index}" for index in range(51))),
+                "file_ids",
+                "OpenAI's code interpreter takes at most 50 file_ids per container, got 51; "
+                "upload fewer files or merge them",
+            ),
         ],
     )
     def test_unsupported_option_is_refused(
@@ -145,6 +151,12 @@ class TestSerialize:
             CodeInterpreterConfig,
             field_name,
         )
+
+    def test_fifty_file_ids_are_sent(self) -> None:
+        """The API's limit itself is fine: all fifty files go into the auto container."""
+        file_ids = tuple(f"file-{index}" for index in range(50))
+        spec = serialize(CodeInterpreterConfig(file_ids=file_ids))
+        assert spec["container"] == {"type": "auto", "file_ids": list(file_ids)}
 
     def test_every_unsupported_option_is_reported(self) -> None:
         """Several unsupported options produce one error naming each."""

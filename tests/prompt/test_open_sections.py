@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from weakincentives.errors import PromptRenderError, PromptValidationError
 from weakincentives.prompt import (
@@ -240,6 +242,55 @@ class TestHandler:
         result = call(self.prompt(), ["context", "context"])
         assert isinstance(result.value, OpenSectionsResult)
         assert list(result.value.requested_overrides) == [("context",)]
+
+    def test_ten_thousand_unknown_keys_give_a_short_refusal(self) -> None:
+        """The issue's example: the refusal names five keys and counts the rest."""
+        keys = [f"missing{index}" for index in range(10_000)]
+        result = call(self.prompt(), keys)
+        assert result.message == (
+            "Tool 'open_sections' rejected the call: cannot open: 'missing0' is not a section "
+            "of this prompt; 'missing1' is not a section of this prompt; 'missing2' is not a "
+            "section of this prompt; 'missing3' is not a section of this prompt; 'missing4' is "
+            "not a section of this prompt; and 9,995 more refused keys. Summarized sections "
+            "you can open: context."
+        )
+
+    def test_a_long_key_is_quoted_cut(self) -> None:
+        """A megabyte key appears as its first characters; a repeated key once."""
+        result = call(self.prompt(), ["k" * 1_000_000] * 3)
+        assert result.message == (
+            "Tool 'open_sections' rejected the call: cannot open: "
+            f"'{'k' * 37}...' is not a section of this prompt. "
+            "Summarized sections you can open: context."
+        )
+
+    def test_many_summarized_sections_are_listed_up_to_twenty(self) -> None:
+        """The keys the model could open are listed, twenty at most, then counted."""
+        prompt = Prompt(
+            ns="t",
+            key="many",
+            sections=[
+                MarkdownSection(
+                    title=f"S{index}",
+                    key=f"s{index}",
+                    template="body",
+                    summary="sum",
+                    visibility=SectionVisibility.SUMMARY,
+                )
+                for index in range(30)
+            ],
+        )
+        result = call(prompt, ["nope"])
+        listed = ", ".join(f"s{index}" for index in range(20))
+        assert result.message.endswith(f"Summarized sections you can open: {listed} and 10 more.")
+
+    @given(keys=st.lists(st.text(max_size=300), min_size=1, max_size=200))
+    @settings(max_examples=50)
+    def test_any_keys_give_a_bounded_message(self, keys: list[str]) -> None:
+        """Whatever keys the model sends, the message it reads stays short and encodable."""
+        result = call(self.prompt(), keys)
+        assert len(result.model_content()) < 1_500
+        result.model_content().encode("utf-8")
 
     def test_inline_variant_returns_the_full_markdown(self) -> None:
         """The inline tool answers with the sections' content, numbered as in the prompt."""

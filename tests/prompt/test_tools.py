@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from weakincentives.errors import PromptValidationError
+from weakincentives.errors import PromptValidationError, ToolResultError
 from weakincentives.prompt import (
     MarkdownSection,
     PromptTemplate,
@@ -56,7 +56,7 @@ class TestConstruction:
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What to look for"},
-                "limit": {"type": "integer", "default": 5},
+                "limit": {"type": "integer"},
             },
             "required": ["query", "limit"],
             "additionalProperties": False,
@@ -321,8 +321,8 @@ class TestToolResult:
         assert ToolResult(message="m", value=None, success=False).render() == ""
 
     def test_render_must_return_text(self) -> None:
-        """A render() that returns something else is a TypeError naming the type."""
-        with pytest.raises(TypeError, match=r"BadRender.render\(\) must return str, got int"):
+        """A render() that returns something else is a ToolResultError naming the type."""
+        with pytest.raises(ToolResultError, match=r"BadRender.render\(\) must return str, got int"):
             ToolResult(message="m", value=BadRender()).render()
 
     @pytest.mark.parametrize(

@@ -163,7 +163,7 @@ class TestBadlyBehavedHandlers:
         )
 
     def test_a_result_whose_message_is_not_text_is_a_failed_result(self) -> None:
-        """ToolResult(message=<not a str>) is reported, not sent on to the provider."""
+        """ToolResult(message=<not a str>) is refused when built; the model reads why."""
 
         def odd(params: Count, *, context: ToolContext) -> ToolResult[None]:
             return ToolResult(message=42)  # type: ignore[arg-type]  # the wrong type is the point
@@ -172,7 +172,7 @@ class TestBadlyBehavedHandlers:
         execution, _ = run(tool, "{}")
         assert execution.result.success is False
         assert execution.result.message == (
-            "Tool 'odd' returned a ToolResult whose message is a int, not a str."
+            "Tool 'odd' failed: ToolResultError: ToolResult message must be a str, got int 42"
         )
 
     def test_telemetry_that_raises_is_dropped(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, make_dataclass
 from datetime import date, datetime, time
@@ -207,8 +208,15 @@ class TestDataclasses:
             "additionalProperties": False,
         }
 
+    def test_strict_schemas_carry_no_defaults(self) -> None:
+        """No default keyword anywhere in a strict schema; relaxed schemas keep them."""
+        assert "default" not in json.dumps(schema(Defaults))
+        assert at(schema(Defaults, strict=False), "properties", "tags", "default") == []
+        assert "default" not in json.dumps(schema(Family))
+        assert "default" in json.dumps(schema(Family, strict=False))
+
     def test_strict_and_relaxed_schemas_differ_in_required_and_null_defaults(self) -> None:
-        """Strict requires every field and drops null defaults; relaxed keeps the natural form."""
+        """Strict requires every field and drops defaults; relaxed keeps the natural form."""
         strict = schema(Address)
         relaxed = schema(Address, strict=False)
         assert strict["required"] == ["street", "city", "zip"]
@@ -269,7 +277,6 @@ class TestDataclasses:
             "type": "array",
             "items": {"$ref": "#"},
             "maxItems": 2,
-            "default": [],
         }
         assert "$defs" not in document
 
@@ -300,7 +307,7 @@ class TestDataclasses:
                 "type": "object",
                 "properties": {
                     "name": {"type": "string"},
-                    "kids": {"type": "array", "items": child_ref, "default": []},
+                    "kids": {"type": "array", "items": child_ref},
                 },
                 "required": ["name", "kids"],
                 "additionalProperties": False,
@@ -411,8 +418,9 @@ class HoldsBadExample:
 
 class TestEdges:
     def test_reference_defaults_are_wrapped(self) -> None:
-        """A default next to a $ref sits on an anyOf wrapper."""
-        assert at(schema(Chain), "properties", "first") == {
+        """A default next to a $ref sits on an anyOf wrapper (relaxed schemas only)."""
+        assert at(schema(Chain), "properties", "first") == {"$ref": "#/$defs/Link"}
+        assert at(schema(Chain, strict=False), "properties", "first") == {
             "anyOf": [{"$ref": "#/$defs/Link"}],
             "default": {"label": "a", "next": {"label": "b", "next": None}},
         }

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from weakincentives.errors import ParseError, PromptEvaluationError
 from weakincentives.prompt import StructuredOutput
-from weakincentives.serde import JSONObject, is_strict_compatible, parse, schema
+from weakincentives.serde import JSONObject, JSONValue, is_strict_compatible, loads, parse, schema
 
 __all__ = ["OutputSchema", "output_schema", "parse_structured_output"]
 
@@ -37,20 +36,67 @@ def output_schema(structured: StructuredOutput) -> OutputSchema:
     name = re.sub(r"[^a-zA-Z0-9_-]", "_", item.__name__)[:64]
     if structured.container == "object":
         return OutputSchema(name=name, schema=item_schema, strict=strict, wrapped=False)
+    return OutputSchema(
+        name=f"{name}_list"[:64], schema=_wrapped(item_schema, name), strict=strict, wrapped=True
+    )
+
+
+def _wrapped(item_schema: JSONObject, name: str) -> JSONObject:
+    """``{"items": [item, ...]}`` around an item schema, with its references still resolving.
+
+    References are relative to the document root, which the wrapper now is: the
+    item's ``$defs`` move up to the wrapper, and a recursive item (whose schema
+    refers to itself as ``"#"``) becomes a definition of its own, referred to by
+    ``#/$defs/<name>`` everywhere ``"#"`` stood.
+    """
+    defs = item_schema.pop("$defs", None)
+    definitions: dict[str, JSONValue] = dict(defs) if isinstance(defs, dict) else {}
+    items: JSONValue = item_schema
+    if _refers_to_root(item_schema) or _refers_to_root(definitions):
+        own = name
+        suffix = 2
+        while own in definitions:
+            own, suffix = f"{name}_{suffix}", suffix + 1
+        pointer = f"#/$defs/{own}"
+        definitions[own] = _retargeted(item_schema, pointer)
+        definitions = {key: _retargeted(value, pointer) for key, value in definitions.items()}
+        items = {"$ref": pointer}
     wrapper: JSONObject = {
         "type": "object",
-        "properties": {_ARRAY_KEY: {"type": "array", "items": item_schema}},
+        "properties": {_ARRAY_KEY: {"type": "array", "items": items}},
         "required": [_ARRAY_KEY],
         "additionalProperties": False,
     }
-    return OutputSchema(name=f"{name}_list"[:64], schema=wrapper, strict=strict, wrapped=True)
+    if definitions:
+        wrapper["$defs"] = definitions
+    return wrapper
+
+
+def _refers_to_root(node: JSONValue) -> bool:
+    if isinstance(node, dict):
+        return node.get("$ref") == "#" or any(_refers_to_root(value) for value in node.values())
+    if isinstance(node, list):
+        return any(_refers_to_root(value) for value in node)
+    return False
+
+
+def _retargeted(node: JSONValue, pointer: str) -> JSONValue:
+    """A copy of ``node`` with every ``{"$ref": "#"}`` pointing at ``pointer`` instead."""
+    if isinstance(node, dict):
+        return {
+            key: pointer if key == "$ref" and value == "#" else _retargeted(value, pointer)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_retargeted(value, pointer) for value in node]
+    return node
 
 
 def parse_structured_output(structured: StructuredOutput, text: str, *, prompt_name: str) -> object:
     """Parse the model's final text into the declared output; phase ``parse`` on failure."""
     try:
-        data = json.loads(_strip_fence(text))
-    except ValueError as exc:
+        data = loads(_strip_fence(text))
+    except ParseError as exc:
         raise PromptEvaluationError(
             f"final answer is not valid JSON for {structured.dataclass_type.__name__}: {exc}",
             prompt_name=prompt_name,

@@ -28,6 +28,7 @@ from weakincentives.prompt._visibility import (
     parse_dotted,
 )
 from weakincentives.serde import JSONValue
+from weakincentives.serde._bounded import LIST_LIMIT, TEXT_LIMIT, listing, quote
 
 if TYPE_CHECKING:
     from weakincentives.prompt._tool_context import ToolContext
@@ -46,6 +47,7 @@ type DisclosureMode = Literal["halt", "inline"]
 """How ``open_sections`` delivers content: end the turn for a re-render, or inline."""
 
 _MAX_REASON = 256
+_OPENABLE_LISTED = 20
 
 
 @dataclass(slots=True, frozen=True)
@@ -144,8 +146,9 @@ def _requested_paths(
         )
     known = set(context.prompt.template.section_paths())
     summarized = rendered.summarized_paths
-    opened: list[SectionPath] = []
-    problems: list[str] = []
+    opened: dict[SectionPath, None] = {}
+    # Keyed by the key, so a key repeated ten thousand times is one problem.
+    problems: dict[str, str] = {}
     for key in params.section_keys:
         path = parse_dotted(key)
         visibility = rendered.visibility.get(path)
@@ -153,24 +156,35 @@ def _requested_paths(
             (depth for depth in range(1, len(path)) if path[:depth] in summarized), None
         )
         if path not in known:
-            problems.append(f"{key!r} is not a section of this prompt")
+            problems[key] = f"{quote(key)} is not a section of this prompt"
         elif visibility is SectionVisibility.FULL:
-            problems.append(f"{key!r} is already shown in full")
+            problems[key] = f"{quote(key)} is already shown in full"
         elif visibility is None and enclosing is None:
-            problems.append(f"{key!r} is not shown in this render (it is disabled)")
+            problems[key] = f"{quote(key)} is not shown in this render (it is disabled)"
         else:
             start = len(path) if enclosing is None else enclosing
-            for depth in range(start, len(path) + 1):
-                if path[:depth] not in opened:
-                    opened.append(path[:depth])
+            opened.update(dict.fromkeys(path[:depth] for depth in range(start, len(path) + 1)))
     if problems:
-        valid = ", ".join(dotted(path) for path in summarized) or "none"
         raise ToolValidationError(
-            f"cannot open: {'; '.join(problems)}. Summarized sections you can open: {valid}.",
+            _refusal(list(problems.values()), [dotted(path) for path in summarized]),
             tool_name="open_sections",
             field_path="$.section_keys",
         )
-    return opened
+    return list(opened)
+
+
+def _refusal(problems: list[str], summarized: list[str]) -> str:
+    """The refusal the model reads, bounded whatever it sent (see PROGRESSIVE_DISCLOSURE.md).
+
+    The first LIST_LIMIT problems are named and the rest counted; each key is quoted
+    and cut to ECHO_LIMIT characters. The summarized keys come from the prompt, not
+    from the model, and are listed up to _OPENABLE_LISTED.
+    """
+    shown = "; ".join(problems[:LIST_LIMIT])
+    rest = len(problems) - LIST_LIMIT
+    more = f"; and {rest:,} more refused key{'' if rest == 1 else 's'}" if rest > 0 else ""
+    valid = listing(summarized, limit=_OPENABLE_LISTED, width=TEXT_LIMIT) or "none"
+    return f"cannot open: {shown}{more}. Summarized sections you can open: {valid}."
 
 
 def _rendered(context: ToolContext) -> RenderedPrompt[Any]:

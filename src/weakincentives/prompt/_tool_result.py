@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from weakincentives.errors import SerdeError, ToolResultError
 from weakincentives.serde import dump
+from weakincentives.serde._bounded import clip, exception_text
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
 
 # One encoder for every render: json.dumps with options builds a new one per call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# allow_nan=False: NaN and infinity have no JSON spelling, so they are refused.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# Writes lone surrogates (from data decoded elsewhere) as \\udXXX escapes UTF-8 can carry.
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 @runtime_checkable
@@ -23,12 +29,25 @@ class ToolRenderableResult(Protocol):
         ...
 
 
+def _sendable(text: str) -> str:
+    """``text``, with lone surrogates escaped so that UTF-8 can encode it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult[PayloadT]:
     """The outcome of one tool call, for the model and for the orchestrator.
 
     Failures are values, not exceptions: ``success=False`` with ``value=None`` (or an
     explicit error payload) and a ``message`` telling the model what went wrong.
+    Construction checks the field types (``ToolResultError`` otherwise), so that
+    ``model_content()`` always has text to send.
     """
 
     message: str
@@ -40,33 +59,94 @@ class ToolResult[PayloadT]:
     exclude_value_from_context: bool = False
     """Keep ``value`` out of the provider-facing message while still returning it here."""
 
+    def __post_init__(self) -> None:
+        # One cheap test on the common path; the slow path names every wrong field.
+        if not _well_typed(self.message, self.success, self.exclude_value_from_context):
+            _refuse(self)
+
     def render(self) -> str:
-        """Text of the payload: its own ``render()``, else compact JSON, ``""`` when absent."""
+        """Text of the payload: its own ``render()``, else compact JSON, ``""`` when absent.
+
+        Raises ``ToolResultError`` (never anything else) when the payload has no text:
+        its ``render()`` raised or returned a non-str, or its data cannot be written as
+        JSON (an unsupported type, NaN or infinity, an integer past Python's digit
+        limit, nesting past the recursion limit). The text is always UTF-8 encodable.
+        """
         value = self.value
         if value is None:
             return ""
         # Looking the method up on the type is much cheaper than a runtime protocol check.
         own_render = getattr(type(value), "render", None)
         if callable(own_render):
-            text: object = own_render(value)
-            if not isinstance(text, str):
-                raise TypeError(
-                    f"{type(value).__name__}.render() must return str, got {type(text).__name__}"
-                )
+            return _sendable(_own_text(value, own_render))
+        try:
+            data = dump(value, exclude_none=True)
+            text = _ENCODER.encode(data)
+        except (SerdeError, ValueError, RecursionError) as error:
+            raise ToolResultError(
+                f"the {type(value).__name__} value of this ToolResult cannot be written as "
+                f"JSON: {exception_text(error)}"
+            ) from error
+        if text.isascii():
             return text
-        return _ENCODER.encode(dump(value, exclude_none=True))
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _ASCII_ENCODER.encode(data)
+        return text
 
     def model_content(self, rendered: str | None = None) -> str:
         """The tool message the model reads: ``message``, then the rendered payload if shared.
 
         Pass ``rendered`` when ``render()`` already ran, to avoid rendering twice.
         """
+        message = _sendable(self.message)
         if self.exclude_value_from_context:
-            return self.message
+            return message
         if rendered is None:
             rendered = self.render()
         if not rendered:
-            return self.message
-        if not self.message:
+            return message
+        if not message:
             return rendered
-        return f"{self.message}\n\n{rendered}"
+        return f"{message}\n\n{rendered}"
+
+
+def _well_typed(message: object, success: object, exclude: object) -> bool:
+    return isinstance(message, str) and success.__class__ is bool and exclude.__class__ is bool
+
+
+def _own_text(value: object, own_render: Callable[[object], object]) -> str:
+    name = type(value).__name__
+    try:
+        text = own_render(value)
+    except Exception as error:
+        raise ToolResultError(f"{name}.render() raised {exception_text(error)}") from error
+    if not isinstance(text, str):
+        raise ToolResultError(f"{name}.render() must return str, got {type(text).__name__}")
+    return text
+
+
+def _refuse(result: ToolResult[object]) -> None:
+    problems = [
+        f"{field} must be a {kind}, got {type(value).__name__} {clip(_safe_repr(value))}"
+        for field, kind, value, ok in (
+            ("message", "str", result.message, isinstance(result.message, str)),
+            ("success", "bool", result.success, result.success.__class__ is bool),
+            (
+                "exclude_value_from_context",
+                "bool",
+                result.exclude_value_from_context,
+                result.exclude_value_from_context.__class__ is bool,
+            ),
+        )
+        if not ok
+    ]
+    raise ToolResultError(f"ToolResult {'; '.join(problems)}")
+
+
+def _safe_repr(value: object) -> str:
+    try:
+        return repr(value)
+    except Exception:  # a foreign __repr__ must not break the report
+        return "(no repr)"

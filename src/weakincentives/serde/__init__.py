@@ -1,7 +1,8 @@
 """Dataclasses to and from JSON, and their JSON Schema, compiled once per type.
 
 ``dump`` turns values into JSON-shaped data, ``parse``/``parse_json`` build
-typed values back with a JSON path on every error, ``schema`` writes JSON
+typed values back with a JSON path on every error, ``loads`` decodes untrusted
+JSON text refusing anything that could break later steps, ``schema`` writes JSON
 Schema (OpenAI-strict by default), ``is_strict_compatible`` says whether a
 strict schema will be accepted and ``strict_problem`` why not. See ``specs/SERDE.md``.
 """
@@ -10,15 +11,18 @@ from __future__ import annotations
 
 from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
+from weakincentives.serde._loads import MAX_JSON_DEPTH, loads
 from weakincentives.serde._parse import parse, parse_json
 from weakincentives.serde._schema import schema
 from weakincentives.serde._strict import is_strict_compatible, strict_problem
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "JSONObject",
     "JSONValue",
     "dump",
     "is_strict_compatible",
+    "loads",
     "parse",
     "parse_json",
     "schema",

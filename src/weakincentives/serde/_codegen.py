@@ -14,9 +14,11 @@ import dataclasses
 import linecache
 import re
 from collections.abc import Callable, Mapping
+from itertools import count
 from typing import cast
 
-from weakincentives.serde._convert import Converter
+from weakincentives.serde._bounded import exception_text, quote
+from weakincentives.serde._convert import Converter, add_failed_index
 from weakincentives.serde._failure import ConversionError, describe, key_segment
 from weakincentives.serde._nodes import (
     AnyNode,
@@ -101,7 +103,7 @@ class _Writer:
 
     def lines(self, node: Node, convert: str) -> list[str]:
         """Code that turns ``v`` into the parsed value in place."""
-        if isinstance(node, AnyNode):
+        if isinstance(node, AnyNode) and not node.json_only:
             return []
         inner = _optional_inner(node)
         body = self.plain_lines(inner, convert)
@@ -128,9 +130,23 @@ class _Writer:
             case ArrayNode(item=item, container=container, limits=limits) if (
                 container in ("list", "tuple") and limits == Limits()
             ):
+                wrap = "tuple" if container == "tuple" else ""
+                if isinstance(item, DataclassNode):
+                    # Nested objects: the failing index comes from a counter, never from
+                    # converting again, which would double the work at every level.
+                    return [
+                        "if v.__class__ is list:",
+                        "    n_ = _count()",
+                        "    try:",
+                        f"        v = {wrap}([_i{self.index}(x) for x, _ in zip(v, n_)])",
+                        "    except _CE as e:",
+                        "        _indexed(e, n_)",
+                        "        raise",
+                        "else:",
+                        f"    v = {convert}(v)",
+                    ]
                 each = self.item_expression(item)
                 if each is not None:
-                    wrap = "tuple" if container == "tuple" else ""
                     return [
                         "if v.__class__ is list:",
                         "    try:",
@@ -145,8 +161,6 @@ class _Writer:
         return [f"v = {convert}(v)"]
 
     def item_expression(self, item: Node) -> str | None:
-        if isinstance(item, DataclassNode):
-            return f"_i{self.index}(x)"
         condition = self.condition(item, "x")
         if condition is None:
             return None
@@ -200,6 +214,8 @@ def generate_parser(
         "_other": _not_an_object(cls),
         "_extra": _extra_field(model),
         "_built": _construction_failed(cls),
+        "_count": count,
+        "_indexed": add_failed_index,
     }
     required = sum(1 for field in model.fields if field.required)
     body = [f"n = {required}", "try:"]
@@ -304,7 +320,7 @@ def _extra_field(model: Model) -> Callable[[dict[object, object]], None]:
         key = next(key for key in data if key not in known)
         raise ConversionError(
             f"{expected} (unknown fields are forbidden)",
-            f"unknown field {key!r}",
+            f"unknown field {quote(key) if isinstance(key, str) else describe(key)}",
             [key_segment(key)],
         )
 
@@ -313,6 +329,6 @@ def _extra_field(model: Model) -> Callable[[dict[object, object]], None]:
 
 def _construction_failed(cls: type[object]) -> Callable[[Exception], ConversionError]:
     def built(error: Exception) -> ConversionError:
-        return ConversionError(f"a valid {cls.__name__}", f"{type(error).__name__}: {error}")
+        return ConversionError(f"a valid {cls.__name__}", exception_text(error))
 
     return built

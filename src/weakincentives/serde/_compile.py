@@ -16,6 +16,7 @@ from typing import Literal, assert_never, cast, get_origin
 from weakincentives.serde._codegen import generate_parser
 from weakincentives.serde._convert import (
     Converter,
+    LateConverter,
     array_converter,
     as_bool,
     as_decimal,
@@ -30,11 +31,10 @@ from weakincentives.serde._convert import (
     limited,
     map_converter,
     passthrough,
-    tagged_union_converter,
     temporal_converter,
     tuple_converter,
-    union_converter,
 )
+from weakincentives.serde._json_check import check_json_value
 from weakincentives.serde._nodes import (
     NO_LIMITS,
     AnyNode,
@@ -55,6 +55,7 @@ from weakincentives.serde._nodes import (
     UUIDNode,
 )
 from weakincentives.serde._reflect import model_of
+from weakincentives.serde._union import tagged_union_converter, union_converter
 
 __all__ = ["Extra", "compile_node", "converter_for", "expected_text"]
 
@@ -118,8 +119,8 @@ class _Compiler:
 
     def convert(self, node: Node) -> Converter:
         match node:
-            case AnyNode():
-                return passthrough
+            case AnyNode(json_only=json_only):
+                return check_json_value if json_only else passthrough
             case NoneNode():
                 return as_none
             case BoolNode():
@@ -169,7 +170,7 @@ class _Compiler:
         cell = self.pending.get(key)
         if cell is not None:
             # A recursive reference: call through a cell filled once compiled.
-            return _late(cell)
+            return LateConverter(cell)
         cell = self.pending[key] = []
         function = generate_parser(model_of(key), self.convert, self.extra == "forbid")
         cell.append(function)
@@ -208,13 +209,6 @@ def _tagged(
         else:
             return tagged_union_converter(candidate.wire, table, general)
     return None
-
-
-def _late(cell: list[Converter]) -> Converter:
-    def call(value: object) -> object:
-        return cell[0](value)
-
-    return call
 
 
 def converter_for(key: object, extra: Extra) -> Converter:

@@ -7,42 +7,30 @@ model; the closures hold their settings, so the call does no reflection.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Callable, Mapping, Sized
+from collections.abc import Callable, Iterator, Mapping, Sized
 from datetime import date, datetime, time
 from decimal import Context, Decimal, InvalidOperation
 from enum import Enum
 from pathlib import PurePath
 from types import MappingProxyType
-from typing import NoReturn, assert_never, cast
 from uuid import UUID
 
 from weakincentives.serde._failure import ConversionError, describe, index_segment, key_segment
 from weakincentives.serde._nodes import (
-    AnyNode,
-    ArrayNode,
-    BoolNode,
     ChoiceNode,
-    DataclassNode,
-    DecimalNode,
     Limits,
     MapNode,
-    Node,
-    NoneNode,
-    NumberNode,
-    PathNode,
     Scalar,
-    StrNode,
-    TemporalNode,
-    TupleNode,
-    UnionNode,
-    UUIDNode,
 )
 
 __all__ = [
     "DECIMAL_PATTERN",
     "Converter",
+    "LateConverter",
+    "add_failed_index",
     "array_converter",
     "as_bool",
     "as_decimal",
@@ -57,10 +45,9 @@ __all__ = [
     "limited",
     "map_converter",
     "passthrough",
-    "tagged_union_converter",
+    "resolved",
     "temporal_converter",
     "tuple_converter",
-    "union_converter",
 ]
 
 type Converter = Callable[[object], object]
@@ -72,6 +59,23 @@ _DECIMAL = re.compile(DECIMAL_PATTERN[1:-1])
 _EXACT = Context(prec=1000)
 _INT_KEY = re.compile(r"-?[0-9]+")
 _MAX_LISTED = 10
+
+
+class LateConverter:
+    """A recursive reference to a dataclass still being compiled; calls it once it exists."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, cell: list[Converter]) -> None:
+        self.cell = cell
+
+    def __call__(self, value: object) -> object:
+        return self.cell[0](value)
+
+
+def resolved(converter: Converter) -> Converter:
+    """The converter a reference stands for (itself, unless it is a LateConverter)."""
+    return converter.cell[0] if isinstance(converter, LateConverter) else converter
 
 
 def passthrough(value: object) -> object:
@@ -222,7 +226,8 @@ def _is_multiple(value: int | float | Decimal, step: int | float) -> bool:
     """
     if isinstance(value, int) and isinstance(step, int):
         return value % step == 0
-    exact = value if isinstance(value, Decimal) else Decimal(repr(value))
+    # Decimal(int) is exact; repr() of a huge int would hit Python's digit limit.
+    exact = value if isinstance(value, Decimal | int) else Decimal(repr(value))
     try:
         return _EXACT.remainder(exact, Decimal(repr(step))) == 0
     except InvalidOperation:
@@ -268,17 +273,15 @@ def limited(convert: Converter, limits: Limits, noun: str, unit: str) -> Convert
     return check
 
 
-def _locate(
-    values: list[object] | tuple[object, ...], converters: Callable[[int], Converter]
-) -> NoReturn:
-    """Re-run item conversion one by one to find the failing index (error path only)."""
-    for index, item in enumerate(values):
-        try:
-            converters(index)(item)
-        except ConversionError as error:
-            error.segments.append(index_segment(index))
-            raise
-    raise AssertionError("a batch failed that no single item fails")
+def add_failed_index(error: ConversionError, counter: Iterator[int]) -> None:
+    """Add the index of the item that failed, read off the counter zipped with the items.
+
+    ``zip(items, counter)`` takes the item first, so when converting item ``i``
+    fails the counter has produced ``0..i``. Reading the index this way, instead
+    of converting the items again to find the failing one, keeps error reporting
+    linear: re-running a failed nested item at every level would cost 2^depth.
+    """
+    error.segments.append(index_segment(next(counter) - 1))
 
 
 def array_converter(item: Converter, container: str) -> Converter:
@@ -297,10 +300,12 @@ def array_converter(item: Converter, container: str) -> Converter:
             items = list(value)
         else:
             raise ConversionError("an array", describe(value))
+        counter = itertools.count()
         try:
-            result = [item(element) for element in items]
-        except ConversionError:
-            _locate(items, lambda _: item)
+            result = [item(element) for element, _ in zip(items, counter, strict=False)]
+        except ConversionError as error:
+            add_failed_index(error, counter)
+            raise
         if build is None:
             return result
         try:
@@ -321,10 +326,14 @@ def tuple_converter(items: tuple[Converter, ...]) -> Converter:
             raise ConversionError(expected, describe(value))
         if len(value) != count:
             raise ConversionError(expected, describe(value))
+        counter = itertools.count()
         try:
-            return tuple([each(element) for each, element in zip(items, value, strict=True)])
-        except ConversionError:
-            _locate(value, items.__getitem__)
+            return tuple(
+                [each(element) for each, element, _ in zip(items, value, counter, strict=False)]
+            )
+        except ConversionError as error:
+            add_failed_index(error, counter)
+            raise
 
     return convert
 
@@ -336,7 +345,10 @@ def _key_converter(node: MapNode) -> Converter:
 
         def int_key(key: object) -> object:
             if isinstance(key, str) and _INT_KEY.fullmatch(key):
-                return int(key)
+                try:
+                    return int(key)
+                except ValueError:  # more digits than Python converts
+                    raise ConversionError("an integer key", describe(key)) from None
             if isinstance(key, int) and not isinstance(key, bool):
                 return key
             raise ConversionError("an integer key", describe(key))
@@ -374,103 +386,3 @@ def map_converter(node: MapNode, value_converter: Converter) -> Converter:
         return MappingProxyType(result) if read_only else result
 
     return convert
-
-
-def union_converter(
-    members: tuple[Node, ...], converters: tuple[Converter, ...], expected: str
-) -> Converter:
-    """Try the members that can take the value's JSON type, exact matches first.
-
-    For ``int | float`` an integer goes to ``int`` and ``1.5`` to ``float``; among
-    equally good members declaration order decides. When every candidate fails,
-    the error of the one that got deepest into the value is reported.
-    """
-    table = _dispatch(members, converters)
-
-    def convert(value: object) -> object:
-        candidates = table.get(value.__class__)
-        if candidates is None:
-            if value.__class__ in _JSON_TYPES:
-                raise ConversionError(expected, describe(value))
-            candidates = converters
-        elif len(candidates) == 1:
-            return candidates[0](value)
-        best: ConversionError | None = None
-        for candidate in candidates:
-            try:
-                return candidate(value)
-            except ConversionError as error:
-                if best is None or error.depth() > best.depth():
-                    best = error
-        if best is None or best.depth() == 0:
-            raise ConversionError(expected, describe(value))
-        raise best
-
-    return convert
-
-
-_JSON_TYPES = (type(None), bool, int, float, str, list, dict)
-
-
-def tagged_union_converter(
-    wire: str, table: dict[tuple[type, object], Converter], general: Converter
-) -> Converter:
-    """A union of dataclasses told apart by the value of their ``wire`` member."""
-    expected = choices_text([cast(Scalar, value) for _, value in table])
-    missing = object()
-
-    def convert(value: object) -> object:
-        if not isinstance(value, dict):
-            return general(value)
-        tag = value.get(wire, missing)
-        if tag is missing:
-            return general(value)
-        try:
-            member = table[(tag.__class__, tag)]
-        except (KeyError, TypeError):
-            raise ConversionError(expected, describe(tag), [key_segment(wire)]) from None
-        return member(value)
-
-    return convert
-
-
-def _accepted(node: Node) -> tuple[tuple[type, ...], tuple[type, ...]]:
-    """JSON types a node takes as they are, and those it takes by widening."""
-    match node:
-        case AnyNode():
-            return _JSON_TYPES, ()
-        case NoneNode():
-            return (type(None),), ()
-        case BoolNode():
-            return (bool,), ()
-        case NumberNode(kind="int"):
-            return (int,), (float,)
-        case NumberNode():
-            return (float,), (int,)
-        case DecimalNode():
-            return (str,), (int, float)
-        case StrNode() | TemporalNode() | UUIDNode() | PathNode():
-            return (str,), ()
-        case ChoiceNode(choices=choices):
-            return tuple({wire.__class__ for wire, _ in choices}), ()
-        case ArrayNode() | TupleNode():
-            return (list,), ()
-        case MapNode() | DataclassNode():
-            return (dict,), ()
-        case UnionNode():
-            raise AssertionError("unions are flattened during reflection")
-        case _:
-            assert_never(node)
-
-
-def _dispatch(
-    members: tuple[Node, ...], converters: tuple[Converter, ...]
-) -> dict[type, tuple[Converter, ...]]:
-    pairs = list(zip(members, converters, strict=True))
-    table: dict[type, tuple[Converter, ...]] = {}
-    for json_type in _JSON_TYPES:
-        exact = [conv for member, conv in pairs if json_type in _accepted(member)[0]]
-        loose = [conv for member, conv in pairs if json_type in _accepted(member)[1]]
-        if exact or loose:
-            table[json_type] = tuple(exact + loose)
-    return table

@@ -87,8 +87,10 @@ NO_LIMITS = Limits()
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AnyNode:
-    """``Any`` or ``object``: JSON passed through unchanged."""
+    """``Any`` or ``object``: passed through unchanged; ``JSONValue``: checked to be JSON."""
 
+    json_only: bool = False
+    """True for ``JSONValue``: parse refuses what is not JSON (NaN, deep nesting, objects)."""
     notes: Notes | None = None
 
 

@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 from typing import Literal, cast, get_origin
 
 from weakincentives.errors import ParseError, SerdeError
 from weakincentives.serde._compile import Extra, compile_node, converter_for
 from weakincentives.serde._convert import Converter
-from weakincentives.serde._failure import ConversionError, describe
+from weakincentives.serde._failure import ConversionError
+from weakincentives.serde._loads import DecodeError, decode
 from weakincentives.serde._reflect import Where, node_of
 
 __all__ = ["cache_key", "parse", "parse_json"]
 
 _ROOTS: dict[str, dict[object, Converter]] = {"forbid": {}, "ignore": {}}
-
-
-class _NonFiniteError(ValueError):
-    """Raised while decoding JSON that spells NaN or Infinity (not JSON numbers)."""
-
-
-def _reject_constant(name: str) -> object:
-    raise _NonFiniteError(name)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _root(cls: object, extra: str) -> Converter:
@@ -84,39 +73,13 @@ def parse[T](cls: type[T], data: object, *, extra: Literal["forbid", "ignore"] =
 def parse_json[T](
     cls: type[T], text: str | bytes, *, extra: Literal["forbid", "ignore"] = "forbid"
 ) -> T:
-    """Decode JSON text (UTF-8/16/32 bytes or str) and :func:`parse` it into ``cls``.
+    """Decode JSON text with :func:`loads` and :func:`parse` it into ``cls``.
 
-    Malformed JSON, including ``NaN`` and ``Infinity``, is a ParseError at ``$``
-    saying where decoding stopped.
+    Text :func:`loads` refuses (malformed, ``NaN``, too deep, ...) is a ParseError
+    at ``$`` saying what was wrong and where.
     """
     try:
-        if not isinstance(text, str):
-            if not isinstance(text, bytes | bytearray):
-                raise ConversionError("JSON text (str or bytes)", describe(text))
-            text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
-        data = _DECODER.decode(text)
-    except json.JSONDecodeError as error:
-        got = f"invalid JSON ({error.msg} at line {error.lineno} column {error.colno})"
-        raise ParseError(
-            path="$", expected="valid JSON", got=got, dataclass_type=_target(cls)
-        ) from None
-    except _NonFiniteError as error:
-        got = f"invalid JSON ({error.args[0]} is not a JSON number)"
-        raise ParseError(
-            path="$", expected="valid JSON", got=got, dataclass_type=_target(cls)
-        ) from None
-    except UnicodeDecodeError as error:
-        got = f"undecodable bytes ({error.reason} at byte {error.start})"
-        raise ParseError(
-            path="$", expected="valid JSON", got=got, dataclass_type=_target(cls)
-        ) from None
-    except ConversionError as error:
-        raise error.to_error(_target(cls)) from None
-    except RecursionError:
-        raise ParseError(
-            path="$",
-            expected="valid JSON",
-            got="JSON nested too deeply to decode",
-            dataclass_type=_target(cls),
-        ) from None
+        data = decode(text)
+    except DecodeError as failure:
+        raise failure.to_error(_target(cls)) from None
     return parse(cls, data, extra=extra)

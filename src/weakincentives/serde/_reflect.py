@@ -119,9 +119,9 @@ def node_of(hint: object, where: Where) -> Node:
     """Reflect one type hint into a node; raises SchemaError for what serde cannot handle."""
     if isinstance(hint, TypeAliasType):
         if hint is JSONValue:
-            return AnyNode()
+            return AnyNode(json_only=True)
         if hint is JSONObject:
-            return _map_node(str, Any, "dict", where)
+            return _map_node(str, JSONValue, "dict", where)
         return node_of(hint.__value__, where)
     if isinstance(hint, TypeVar):
         bound = where.typevars.get(hint, hint.__bound__)

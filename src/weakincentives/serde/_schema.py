@@ -63,9 +63,10 @@ def schema(cls: type[object], *, strict: bool = True) -> JSONObject:
 
     ``strict=True`` writes what OpenAI strict function calling asks for: every
     property listed in ``required`` (optional values are unions with null),
-    ``additionalProperties: false`` on every dataclass object, and no
-    ``default: null``. ``strict=False`` lists only the fields without defaults
-    in ``required``. Raises SchemaError for types serde does not support.
+    ``additionalProperties: false`` on every dataclass object, and no ``default``
+    keywords. ``strict=False`` lists only the fields without defaults in
+    ``required`` and shows the defaults. Raises SchemaError for types serde does
+    not support.
     """
     result = json.loads(schema_text(cls, strict=strict))
     if not isinstance(result, dict):  # json.dumps of a dict always decodes to a dict
@@ -282,9 +283,13 @@ class _Writer:
             if error.dataclass_type is not None:
                 raise
             raise Where(owner, field.name).error(error.message) from None
+        if self.strict:
+            # Strict schemas carry no default: every property is required, so the model
+            # sends a value anyway, and some Responses-compatible servers reject the
+            # keyword in strict mode.
+            return result
         found, default = _default_of(field)
-        # OpenAI strict mode drops a null default anyway: the null branch says it.
-        if not found or (default is None and self.strict):
+        if not found:
             return result
         if "$ref" in result:
             result = {"anyOf": [result]}

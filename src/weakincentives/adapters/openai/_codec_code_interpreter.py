@@ -3,8 +3,10 @@
 Wire format checked against the ``openai`` SDK's ``tool_param.CodeInterpreter``:
 ``container`` is either an existing container id or ``{"type": "auto"}`` with
 optional ``file_ids``, ``memory_limit`` (``1g``/``4g``/``16g``/``64g``) and
-``network_policy``. OpenAI runs only Python and has no time limit option, so a
-configuration asking for other languages or a timeout is refused.
+``network_policy``. OpenAI runs only Python, has no time limit option and takes at
+most 50 ``file_ids`` (OpenAI's OpenAPI spec; the SDK types do not say), so a
+configuration asking for other languages, a timeout or more files is refused before
+anything is sent.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from weakincentives.tools.code_interpreter import (
     ContainerFile,
 )
 
-__all__ = ["CODE_INTERPRETER_OUTPUTS_INCLUDE", "OpenAICodeInterpreterCodec"]
+__all__ = ["CODE_INTERPRETER_OUTPUTS_INCLUDE", "MAX_FILE_IDS", "OpenAICodeInterpreterCodec"]
 
 CODE_INTERPRETER_OUTPUTS_INCLUDE = "code_interpreter_call.outputs"
 """The ``include`` entry that makes the API report logs and images of each run."""
 
 _MEMORY_LIMITS_GB = (1, 4, 16, 64)
+MAX_FILE_IDS = 50
+"""Most ``file_ids`` an auto container takes: 50, per OpenAI's OpenAPI spec as read in
+issue 13 (the SDK's ``TypedDict`` does not encode the limit)."""
 
 
 class OpenAICodeInterpreterCodec:
@@ -113,6 +118,15 @@ def _refuse_unsupported(config: CodeInterpreterConfig) -> None:
                 config.timeout_seconds,
                 "OpenAI's code interpreter has no time limit option; leave "
                 "CodeInterpreterConfig.timeout_seconds as None",
+            )
+        )
+    if len(config.file_ids) > MAX_FILE_IDS:
+        problems.append(
+            Problem(
+                "file_ids",
+                len(config.file_ids),
+                f"OpenAI's code interpreter takes at most {MAX_FILE_IDS} file_ids per "
+                f"container, got {len(config.file_ids)}; upload fewer files or merge them",
             )
         )
     memory = config.memory_limit_gb
