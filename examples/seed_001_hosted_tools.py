@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from weakincentives import MarkdownSection, Prompt
 from weakincentives.adapters import OfflineAdapter, ScriptedTurn
-from weakincentives.adapters.openai import OpenAIWebSearchCodec
+from weakincentives.adapters.openai import OpenAIWebSearchCodec, default_openai_codecs
 from weakincentives.runtime import InProcessEventBus, Session
 from weakincentives.serde import JSONValue
 from weakincentives.tools import WebSearchResult
@@ -87,7 +87,8 @@ search_items: tuple[dict[str, JSONValue], ...] = (
 adapter = OfflineAdapter(
     [
         ScriptedTurn(raw_items=search_items, output=Answer(answer=TEXT)),
-    ]
+    ],
+    hosted_tool_codecs=default_openai_codecs(),  # the fixture items are Responses API items
 )
 bus = InProcessEventBus()
 session = Session(bus=bus)

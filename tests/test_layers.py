@@ -14,17 +14,21 @@ import pytest
 
 PACKAGE = Path(__file__).parent.parent / "src" / "weakincentives"
 
+# Private modules at the package root are shared utilities below every layer.
+_BASE = {"errors", "_json_value", "_bounded"}
+
 ALLOWED: dict[str, set[str]] = {
     "_json_value": set(),
-    "errors": {"_json_value"},
+    "_bounded": set(),
     "_portal": set(),
-    "serde": {"errors", "_json_value"},
-    "prompt": {"errors", "serde"},
-    "runtime": {"errors", "serde", "prompt", "_portal"},
-    "tools": {"errors", "serde", "prompt"},
-    "discovery": {"errors", "serde", "prompt", "runtime"},
-    "adapters": {"errors", "serde", "prompt", "runtime", "tools", "_portal"},
-    "mcp": {"errors", "serde", "prompt", "runtime", "discovery", "_portal"},
+    "errors": {"_json_value"},
+    "serde": _BASE,
+    "prompt": _BASE | {"serde"},
+    "runtime": _BASE | {"serde", "prompt", "_portal"},
+    "tools": _BASE | {"serde", "prompt"},
+    "discovery": _BASE | {"serde", "prompt", "runtime"},
+    "adapters": _BASE | {"serde", "prompt", "runtime", "tools", "_portal"},
+    "mcp": _BASE | {"serde", "prompt", "runtime", "discovery", "_portal"},
 }
 
 
@@ -53,3 +57,25 @@ def test_module_imports_only_lower_layers(path: Path) -> None:
     imported = {target.split(".")[1] for target in _imports(ast.parse(path.read_text()))}
     upward = sorted(imported - ALLOWED[layer] - {layer})
     assert upward == [], f"{path.relative_to(PACKAGE)} ({layer}) imports {upward}"
+
+
+def _private_reach(path: Path) -> list[str]:
+    """Imports of another package's private modules (``weakincentives.pkg._module``)."""
+    own = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    reached = []
+    for target in _imports(ast.parse(path.read_text())):
+        parts = target.split(".")
+        if len(parts) >= 3 and parts[1] != own and any(p.startswith("_") for p in parts[2:]):
+            reached.append(target)
+    return sorted(reached)
+
+
+ALL_MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    "path", ALL_MODULES, ids=[str(p.relative_to(PACKAGE)) for p in ALL_MODULES]
+)
+def test_no_module_reaches_into_another_packages_private_modules(path: Path) -> None:
+    """Packages talk through each other's public faces (``__init__``), never ``_`` modules."""
+    assert _private_reach(path) == [], f"{path.relative_to(PACKAGE)} imports private modules"

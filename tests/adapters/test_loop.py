@@ -21,6 +21,7 @@ from weakincentives.adapters import (
     TurnRequest,
     render_output_instructions,
 )
+from weakincentives.adapters.openai import default_openai_codecs
 from weakincentives.errors import (
     ConfigValidationError,
     PromptEvaluationError,
@@ -435,7 +436,10 @@ class TestOfflineModes:
                 )
             ],
         )
-        adapter = OfflineAdapter([ScriptedTurn(raw_items=tuple(body["output"]))])
+        adapter = OfflineAdapter(
+            [ScriptedTurn(raw_items=tuple(body["output"]))],
+            hosted_tool_codecs=default_openai_codecs(),
+        )
         response: PromptResponse[None] = adapter.evaluate(prompt)
         result = response.hosted_outputs["web_search"]
         assert isinstance(result, WebSearchResult)

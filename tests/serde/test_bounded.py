@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from weakincentives.serde._bounded import (
+from weakincentives._bounded import (
     ECHO_LIMIT,
     TEXT_LIMIT,
     clip,

@@ -24,7 +24,11 @@ from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
 from weakincentives.adapters import OfflineAdapter, ProviderAdapter
 from weakincentives.adapters.anthropic import AnthropicAdapter
-from weakincentives.adapters.openai import ChatCompletionsAdapter, OpenAIAdapter
+from weakincentives.adapters.openai import (
+    ChatCompletionsAdapter,
+    OpenAIAdapter,
+    default_openai_codecs,
+)
 from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import PromptTemplate
 from weakincentives.runtime import InProcessEventBus, PromptExecuted, Session, TokenUsage
@@ -107,7 +111,10 @@ def build_adapter(options: DemoOptions) -> ProviderAdapter:
     """The offline responder, or the adapter for the provider asked for."""
     extra = dict(options.request_options)
     if options.provider == "offline":
-        return OfflineAdapter(responder=demo_responder, name="offline")
+        # The offline model answers web searches with Responses API items.
+        return OfflineAdapter(
+            responder=demo_responder, name="offline", hosted_tool_codecs=default_openai_codecs()
+        )
     if options.provider == "openai":
         return OpenAIAdapter(model=options.model, base_url=options.base_url, request_options=extra)
     if options.provider == "openai-chat":

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from weakincentives.errors import ConfigValidationError, ParseError, PromptEvaluationError
-from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
+from weakincentives.prompt import HostedTool, HostedToolConfig, HostedToolOutput
 from weakincentives.serde import JSONValue
 
 __all__ = [

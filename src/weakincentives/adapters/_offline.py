@@ -3,7 +3,8 @@
 It is product code, not a test double: examples and the demo run on it, and it goes
 through exactly the same loop, events and failure semantics as the OpenAI adapter.
 Its raw items use the Responses API's shapes, so hosted-tool fixtures parse with the
-OpenAI codecs.
+OpenAI codecs, which the caller passes in (``hosted_tool_codecs=default_openai_codecs()``):
+the generic layer names no provider.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from weakincentives.adapters._turns import (
     ToolOutputMessage,
     TurnRequest,
 )
-from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue, dump
@@ -238,9 +238,7 @@ class OfflineAdapter(Adapter[TurnRequest, ModelTurn]):
             seed=seed,
             name=name,
             stream_chunk_size=stream_chunk_size,
-            hosted_tool_codecs=(
-                default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs
-            ),
+            hosted_tool_codecs={} if hosted_tool_codecs is None else hosted_tool_codecs,
         )
         super().__init__(
             self._offline,
@@ -251,7 +249,11 @@ class OfflineAdapter(Adapter[TurnRequest, ModelTurn]):
 
     @property
     def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs for hosted-tool fixtures (the OpenAI ones by default)."""
+        """Codecs for hosted-tool fixtures; none unless given.
+
+        ``default_openai_codecs()`` reads the Responses-API-shaped items that
+        ``ScriptedTurn.raw_items`` carries.
+        """
         return self._offline.hosted_tool_codecs
 
     @property

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from weakincentives._bounded import LIST_LIMIT, TEXT_LIMIT, listing, quote
 from weakincentives.errors import ToolValidationError
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._tool import Tool
@@ -28,7 +29,6 @@ from weakincentives.prompt._visibility import (
     parse_dotted,
 )
 from weakincentives.serde import JSONValue
-from weakincentives.serde._bounded import LIST_LIMIT, TEXT_LIMIT, listing, quote
 
 if TYPE_CHECKING:
     from weakincentives.prompt._tool_context import ToolContext

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from weakincentives._bounded import clip, exception_text
 from weakincentives.errors import SerdeError, ToolResultError
 from weakincentives.serde import dump
-from weakincentives.serde._bounded import clip, exception_text
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
 

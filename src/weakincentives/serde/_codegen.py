@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from itertools import count
 from typing import cast
 
-from weakincentives.serde._bounded import exception_text, quote
+from weakincentives._bounded import exception_text, quote
 from weakincentives.serde._convert import Converter, add_failed_index
 from weakincentives.serde._failure import ConversionError, describe, key_segment
 from weakincentives.serde._nodes import (

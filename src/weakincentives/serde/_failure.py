@@ -12,8 +12,8 @@ import json
 import sys
 from itertools import islice
 
+from weakincentives._bounded import ECHO_LIMIT, clip
 from weakincentives.errors import ParseError
-from weakincentives.serde._bounded import ECHO_LIMIT, clip
 
 __all__ = ["PATH_SEGMENTS_SHOWN", "ConversionError", "describe", "index_segment", "key_segment"]
 

@@ -24,8 +24,8 @@ import json
 import re
 import sys
 
+from weakincentives._bounded import clip
 from weakincentives.errors import ParseError
-from weakincentives.serde._bounded import clip
 from weakincentives.serde._failure import describe
 from weakincentives.serde._json import JSONValue
 

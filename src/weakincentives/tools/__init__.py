@@ -6,7 +6,8 @@ adapters translate them to and from their wire formats with per-kind codecs.
 
 from __future__ import annotations
 
-from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
+from weakincentives.prompt import HostedTool, HostedToolConfig, HostedToolOutput
+from weakincentives.tools._validation import ConfigProblem, raise_config_problems
 from weakincentives.tools.code_interpreter import (
     CODE_INTERPRETER_KIND,
     CodeExecution,
@@ -25,6 +26,7 @@ from weakincentives.tools.web_search import (
     WebSearchCall,
     WebSearchConfig,
     WebSearchResult,
+    WebSearchSection,
     WebSearchStatus,
     web_search_tool,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "CodeInterpreterConfig",
     "CodeInterpreterResult",
     "CodeInterpreterStatus",
+    "ConfigProblem",
     "ContainerFile",
     "DomainFilter",
     "GeoHint",
@@ -47,7 +50,9 @@ __all__ = [
     "WebSearchCall",
     "WebSearchConfig",
     "WebSearchResult",
+    "WebSearchSection",
     "WebSearchStatus",
     "code_interpreter_tool",
+    "raise_config_problems",
     "web_search_tool",
 ]

@@ -6,12 +6,12 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from weakincentives.prompt._hosted import HostedTool
+from weakincentives.prompt import HostedTool
 from weakincentives.tools._validation import (
-    Problem,
+    ConfigProblem,
     domain_tuple_problems,
     positive_int_problem,
-    raise_problems,
+    raise_config_problems,
 )
 
 __all__ = [
@@ -62,7 +62,7 @@ class CodeInterpreterConfig:
             value = getattr(self, field_name)
             problem = positive_int_problem(f"CodeInterpreterConfig.{field_name}", value)
             if problem is not None:
-                problems.append(Problem(field_name, value, problem))
+                problems.append(ConfigProblem(field_name, value, problem))
         problems.extend(_file_id_problems(self.file_ids))
         if self.network_domains is not None:
             problems.extend(
@@ -71,15 +71,15 @@ class CodeInterpreterConfig:
                 )
             )
         problems.extend(self._container_problems())
-        raise_problems(CodeInterpreterConfig, problems)
+        raise_config_problems(CodeInterpreterConfig, problems)
 
-    def _container_problems(self) -> list[Problem]:
+    def _container_problems(self) -> list[ConfigProblem]:
         container_id = self.container_id
         if container_id is None:
             return []
         if not isinstance(container_id, str) or not _is_token(container_id):
             return [
-                Problem(
+                ConfigProblem(
                     "container_id",
                     container_id,
                     f"CodeInterpreterConfig.container_id {container_id!r} must be a non-empty "
@@ -98,7 +98,7 @@ class CodeInterpreterConfig:
         if not fresh_only:
             return []
         return [
-            Problem(
+            ConfigProblem(
                 "container_id",
                 container_id,
                 f"CodeInterpreterConfig sets container_id and {', '.join(fresh_only)}: "
@@ -187,15 +187,19 @@ def _is_token(value: str) -> bool:
     return bool(value) and not any(char.isspace() for char in value)
 
 
-def _language_problems(languages: object) -> list[Problem]:
+def _language_problems(languages: object) -> list[ConfigProblem]:
     where = "CodeInterpreterConfig.allowed_languages"
     if not isinstance(languages, tuple):
         hint = f"; write ({languages!r},)" if isinstance(languages, str) else ""
         message = f"{where} must be a tuple of language names, got {type(languages).__name__}"
-        return [Problem("allowed_languages", languages, message + hint)]
+        return [ConfigProblem("allowed_languages", languages, message + hint)]
     if not languages:
-        return [Problem("allowed_languages", languages, f"{where} must name at least one language")]
-    problems: list[Problem] = []
+        return [
+            ConfigProblem(
+                "allowed_languages", languages, f"{where} must name at least one language"
+            )
+        ]
+    problems: list[ConfigProblem] = []
     seen: set[object] = set()
     for index, language in enumerate(languages):
         problem: str | None = None
@@ -207,20 +211,22 @@ def _language_problems(languages: object) -> list[Problem]:
             problem = "is listed twice"
         if problem is not None:
             problems.append(
-                Problem("allowed_languages", language, f"{where}[{index}] {language!r} {problem}")
+                ConfigProblem(
+                    "allowed_languages", language, f"{where}[{index}] {language!r} {problem}"
+                )
             )
         if isinstance(language, str):
             seen.add(language)
     return problems
 
 
-def _file_id_problems(file_ids: object) -> list[Problem]:
+def _file_id_problems(file_ids: object) -> list[ConfigProblem]:
     where = "CodeInterpreterConfig.file_ids"
     if not isinstance(file_ids, tuple):
         hint = f"; write ({file_ids!r},)" if isinstance(file_ids, str) else ""
         message = f"{where} must be a tuple of file ids, got {type(file_ids).__name__}{hint}"
-        return [Problem("file_ids", file_ids, message)]
-    problems: list[Problem] = []
+        return [ConfigProblem("file_ids", file_ids, message)]
+    problems: list[ConfigProblem] = []
     seen: set[str] = set()
     for index, file_id in enumerate(file_ids):
         problem: str | None = None
@@ -229,7 +235,9 @@ def _file_id_problems(file_ids: object) -> list[Problem]:
         elif file_id in seen:
             problem = "is listed twice"
         if problem is not None:
-            problems.append(Problem("file_ids", file_id, f"{where}[{index}] {file_id!r} {problem}"))
+            problems.append(
+                ConfigProblem("file_ids", file_id, f"{where}[{index}] {file_id!r} {problem}")
+            )
         if isinstance(file_id, str):
             seen.add(file_id)
     return problems

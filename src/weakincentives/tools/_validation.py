@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from weakincentives.errors import ConfigValidationError
 
 __all__ = [
-    "Problem",
+    "ConfigProblem",
     "domain_problem",
     "domain_tuple_problems",
     "positive_int_problem",
-    "raise_problems",
+    "raise_config_problems",
 ]
 
 _LABEL = re.compile(r"^[a-z0-9-]+$")
@@ -28,7 +28,7 @@ _MAX_DOMAIN = 253
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class ConfigProblem:
     """One thing wrong with one field of a configuration."""
 
     field_name: str
@@ -36,7 +36,7 @@ class Problem:
     message: str
 
 
-def raise_problems(config_type: type[object], problems: Sequence[Problem]) -> None:
+def raise_config_problems(config_type: type[object], problems: Sequence[ConfigProblem]) -> None:
     """Raise one ConfigValidationError listing ``problems``; do nothing when there are none."""
     if not problems:
         return
@@ -62,21 +62,23 @@ def positive_int_problem(where: str, value: object) -> str | None:
     return None
 
 
-def domain_tuple_problems(owner: str, field_name: str, value: object) -> list[Problem]:
+def domain_tuple_problems(owner: str, field_name: str, value: object) -> list[ConfigProblem]:
     """Check a tuple of bare domain names, reporting each bad or repeated entry."""
     where = f"{owner}.{field_name}"
     if not isinstance(value, tuple):
         hint = f"; write ({value!r},)" if isinstance(value, str) else ""
         message = f"{where} must be a tuple of domain names, got {type(value).__name__}{hint}"
-        return [Problem(field_name, value, message)]
-    problems: list[Problem] = []
+        return [ConfigProblem(field_name, value, message)]
+    problems: list[ConfigProblem] = []
     seen: set[str] = set()
     for index, domain in enumerate(value):
         problem = domain_problem(domain)
         if problem is None and domain in seen:
             problem = "is listed twice"
         if problem is not None:
-            problems.append(Problem(field_name, domain, f"{where}[{index}] {domain!r} {problem}"))
+            problems.append(
+                ConfigProblem(field_name, domain, f"{where}[{index}] {domain!r} {problem}")
+            )
         if isinstance(domain, str):
             seen.add(domain)
     return problems

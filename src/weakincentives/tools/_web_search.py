@@ -7,13 +7,13 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from weakincentives.prompt._hosted import HostedTool
+from weakincentives.prompt import HostedTool
 from weakincentives.tools._country_codes import COMMON_MISTAKES, ISO_3166_ALPHA2
 from weakincentives.tools._validation import (
-    Problem,
+    ConfigProblem,
     domain_tuple_problems,
     positive_int_problem,
-    raise_problems,
+    raise_config_problems,
 )
 
 __all__ = [
@@ -66,14 +66,14 @@ class DomainFilter:
             if both:
                 listed = ", ".join(repr(domain) for domain in both)
                 problems.append(
-                    Problem(
+                    ConfigProblem(
                         "blocked",
                         tuple(both),
                         f"DomainFilter lists {listed} as both allowed and blocked; "
                         "keep each domain in one list",
                     )
                 )
-        raise_problems(DomainFilter, problems)
+        raise_config_problems(DomainFilter, problems)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,7 +95,7 @@ class GeoHint:
 
     def __post_init__(self) -> None:
         problems = [
-            Problem(field_name, getattr(self, field_name), message)
+            ConfigProblem(field_name, getattr(self, field_name), message)
             for field_name, message in (
                 ("country_code", _country_problem(self.country_code)),
                 ("city", _free_text_problem("GeoHint.city", self.city)),
@@ -104,7 +104,7 @@ class GeoHint:
             )
             if message is not None
         ]
-        raise_problems(GeoHint, problems)
+        raise_config_problems(GeoHint, problems)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,7 +127,7 @@ class WebSearchConfig:
     """Upper bound on searches per response; ``None`` leaves it to the provider."""
 
     def __post_init__(self) -> None:
-        problems: list[Problem] = []
+        problems: list[ConfigProblem] = []
         typed_fields: tuple[tuple[str, object, type[object], str], ...] = (
             ("domain_filter", self.domain_filter, DomainFilter, "a DomainFilter or None"),
             ("geo_hint", self.geo_hint, GeoHint, "a GeoHint or None"),
@@ -137,7 +137,7 @@ class WebSearchConfig:
             if (value is None and expected is not bool) or isinstance(value, expected):
                 continue
             problems.append(
-                Problem(
+                ConfigProblem(
                     field_name,
                     value,
                     f"WebSearchConfig.{field_name} must be {wanted}, got {type(value).__name__}",
@@ -146,7 +146,7 @@ class WebSearchConfig:
         size = self.search_context_size
         if size is not None and size not in _CONTEXT_SIZES:
             problems.append(
-                Problem(
+                ConfigProblem(
                     "search_context_size",
                     size,
                     f"WebSearchConfig.search_context_size {size!r} must be one of "
@@ -155,8 +155,8 @@ class WebSearchConfig:
             )
         uses_problem = positive_int_problem("WebSearchConfig.max_uses", self.max_uses)
         if uses_problem is not None:
-            problems.append(Problem("max_uses", self.max_uses, uses_problem))
-        raise_problems(WebSearchConfig, problems)
+            problems.append(ConfigProblem("max_uses", self.max_uses, uses_problem))
+        raise_config_problems(WebSearchConfig, problems)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

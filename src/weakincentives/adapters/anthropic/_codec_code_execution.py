@@ -27,9 +27,9 @@ from typing import Literal
 
 from weakincentives.adapters.anthropic._blocks import container_id, message_blocks
 from weakincentives.adapters.openai._codec_reader import ItemReader
-from weakincentives.prompt._hosted import HostedTool, HostedToolConfig
+from weakincentives.prompt import HostedTool, HostedToolConfig
 from weakincentives.serde import JSONValue
-from weakincentives.tools._validation import Problem, raise_problems
+from weakincentives.tools import ConfigProblem, raise_config_problems
 from weakincentives.tools.code_interpreter import (
     CODE_INTERPRETER_KIND,
     CodeExecution,
@@ -144,13 +144,13 @@ def code_execution_request(
 
 
 def _refuse_unsupported(config: CodeInterpreterConfig, tool_type: str) -> None:
-    problems: list[Problem] = []
+    problems: list[ConfigProblem] = []
     runs = _LANGUAGES[tool_type]
     asked = frozenset(config.allowed_languages)
     if asked != runs:
         wanted = tuple(sorted(runs, key=lambda language: language != "python"))
         problems.append(
-            Problem(
+            ConfigProblem(
                 "allowed_languages",
                 config.allowed_languages,
                 f"Anthropic's {tool_type} tool runs {' and '.join(sorted(runs))} and cannot "
@@ -169,7 +169,7 @@ def _refuse_unsupported(config: CodeInterpreterConfig, tool_type: str) -> None:
     ):
         if value is not None:
             problems.append(
-                Problem(
+                ConfigProblem(
                     field_name,
                     value,
                     f"Anthropic's code execution {what}; leave "
@@ -178,14 +178,14 @@ def _refuse_unsupported(config: CodeInterpreterConfig, tool_type: str) -> None:
             )
     if config.network_domains:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "network_domains",
                 config.network_domains,
                 "Anthropic's code execution sandbox has no internet access; leave "
                 "CodeInterpreterConfig.network_domains as None or ()",
             )
         )
-    raise_problems(CodeInterpreterConfig, problems)
+    raise_config_problems(CodeInterpreterConfig, problems)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

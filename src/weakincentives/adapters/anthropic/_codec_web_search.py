@@ -22,9 +22,9 @@ from typing import Literal
 
 from weakincentives.adapters.anthropic._blocks import Block, message_blocks
 from weakincentives.adapters.openai._codec_reader import ItemReader
-from weakincentives.prompt._hosted import HostedTool
+from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools._validation import Problem, raise_problems
+from weakincentives.tools import ConfigProblem, raise_config_problems
 from weakincentives.tools.web_search import (
     WEB_SEARCH_KIND,
     Citation,
@@ -132,11 +132,11 @@ class AnthropicWebSearchCodec:
 
 
 def _refuse_unsupported(config: WebSearchConfig) -> None:
-    problems: list[Problem] = []
+    problems: list[ConfigProblem] = []
     domains = config.domain_filter
     if domains is not None and domains.allowed and domains.blocked:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "domain_filter",
                 domains,
                 "Anthropic web search takes allowed_domains or blocked_domains, not both in "
@@ -145,7 +145,7 @@ def _refuse_unsupported(config: WebSearchConfig) -> None:
         )
     if config.search_context_size is not None:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "search_context_size",
                 config.search_context_size,
                 "Anthropic web search has no search context size; leave "
@@ -154,14 +154,14 @@ def _refuse_unsupported(config: WebSearchConfig) -> None:
         )
     if not config.allow_live_access:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "allow_live_access",
                 config.allow_live_access,
                 "Anthropic web search always searches live; it cannot be limited to a "
                 "cache, so leave WebSearchConfig.allow_live_access as True",
             )
         )
-    raise_problems(WebSearchConfig, problems)
+    raise_config_problems(WebSearchConfig, problems)
 
 
 def _queries(reader: ItemReader) -> tuple[str, ...]:

@@ -18,9 +18,9 @@ from weakincentives.adapters.openai._codec_reader import (
     message_text_parts,
     output_items,
 )
-from weakincentives.prompt._hosted import HostedTool
+from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools._validation import Problem, raise_problems
+from weakincentives.tools import ConfigProblem, raise_config_problems
 from weakincentives.tools.code_interpreter import (
     CODE_INTERPRETER_KIND,
     CodeExecution,
@@ -99,11 +99,11 @@ class OpenAICodeInterpreterCodec:
 
 
 def _refuse_unsupported(config: CodeInterpreterConfig) -> None:
-    problems: list[Problem] = []
+    problems: list[ConfigProblem] = []
     others = [language for language in config.allowed_languages if language != "python"]
     if others:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "allowed_languages",
                 config.allowed_languages,
                 "OpenAI's code interpreter runs only Python, but allowed_languages asks for "
@@ -113,7 +113,7 @@ def _refuse_unsupported(config: CodeInterpreterConfig) -> None:
         )
     if config.timeout_seconds is not None:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "timeout_seconds",
                 config.timeout_seconds,
                 "OpenAI's code interpreter has no time limit option; leave "
@@ -122,7 +122,7 @@ def _refuse_unsupported(config: CodeInterpreterConfig) -> None:
         )
     if len(config.file_ids) > MAX_FILE_IDS:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "file_ids",
                 len(config.file_ids),
                 f"OpenAI's code interpreter takes at most {MAX_FILE_IDS} file_ids per "
@@ -132,14 +132,14 @@ def _refuse_unsupported(config: CodeInterpreterConfig) -> None:
     memory = config.memory_limit_gb
     if memory is not None and memory not in _MEMORY_LIMITS_GB:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "memory_limit_gb",
                 memory,
                 f"OpenAI code interpreter containers offer 1, 4, 16 or 64 GB of memory, "
                 f"not memory_limit_gb={memory}",
             )
         )
-    raise_problems(CodeInterpreterConfig, problems)
+    raise_config_problems(CodeInterpreterConfig, problems)
 
 
 def _network_policy(domains: tuple[str, ...]) -> dict[str, JSONValue]:

@@ -15,9 +15,9 @@ from weakincentives.adapters.openai._codec_reader import (
     message_text_parts,
     output_items,
 )
-from weakincentives.prompt._hosted import HostedTool
+from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools._validation import Problem, raise_problems
+from weakincentives.tools import ConfigProblem, raise_config_problems
 from weakincentives.tools.web_search import (
     WEB_SEARCH_KIND,
     Citation,
@@ -109,10 +109,10 @@ class OpenAIWebSearchCodec:
 
 
 def _refuse_unsupported(config: WebSearchConfig) -> None:
-    problems: list[Problem] = []
+    problems: list[ConfigProblem] = []
     if config.domain_filter is not None and config.domain_filter.blocked:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "domain_filter",
                 config.domain_filter.blocked,
                 "OpenAI web search cannot block domains (its filters only take "
@@ -121,7 +121,7 @@ def _refuse_unsupported(config: WebSearchConfig) -> None:
         )
     if config.max_uses is not None:
         problems.append(
-            Problem(
+            ConfigProblem(
                 "max_uses",
                 config.max_uses,
                 "OpenAI web search has no per-tool limit on searches; leave "
@@ -129,7 +129,7 @@ def _refuse_unsupported(config: WebSearchConfig) -> None:
                 "built-in tool calls together)",
             )
         )
-    raise_problems(WebSearchConfig, problems)
+    raise_config_problems(WebSearchConfig, problems)
 
 
 def _read_call(reader: ItemReader, sources: dict[str, None]) -> WebSearchCall:

@@ -18,7 +18,7 @@ from weakincentives.adapters.openai._codec_web_search import (
     WEB_SEARCH_SOURCES_INCLUDE,
     OpenAIWebSearchCodec,
 )
-from weakincentives.prompt._hosted import HostedTool, HostedToolConfig
+from weakincentives.prompt import HostedTool, HostedToolConfig
 from weakincentives.tools.code_interpreter import CODE_INTERPRETER_KIND
 from weakincentives.tools.web_search import WEB_SEARCH_KIND
 

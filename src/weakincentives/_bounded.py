@@ -7,8 +7,8 @@ characters, a list names :data:`LIST_LIMIT` items and counts the rest, and free
 text (an exception's message) is cut to :data:`TEXT_LIMIT` characters. The text
 they return is also safe to encode as UTF-8: lone surrogates are escaped.
 
-The module sits in ``serde``, the lowest layer, so that ``prompt``, ``runtime``,
-``discovery`` and the adapters can all use it.
+The module sits below every layer (beside ``errors``), so that ``serde``, ``prompt``,
+``runtime``, ``discovery``, the adapters and ``mcp`` can all use it.
 """
 
 from __future__ import annotations
