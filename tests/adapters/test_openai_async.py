@@ -251,7 +251,7 @@ class TestUntrustedReplies:
         ("raw", "problem"),
         [
             (b"[" * 10_000 + b"]" * 10_000, "nested more than 128 levels deep"),
-            (b'{"id": ' + b"7" * 5_000 + b"}", "integer string conversion"),
+            (b'{"id": ' + b"7" * 5_000 + b"}", "an integer of 5,000 digits"),
             (b'{"output": [], "usage": {"input_tokens": NaN}}', "NaN is not a JSON number"),
         ],
         ids=["deep", "huge-int", "nan"],

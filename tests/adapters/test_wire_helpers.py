@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from weakincentives.adapters._http import is_retryable_status, retry_after_seconds
-from weakincentives.adapters._json import MAX_REPLY_DEPTH, decode_reply
+from weakincentives.adapters._json import decode_reply
 from weakincentives.adapters.openai._stream import (
     EventStreamParser,
     ResponsesStreamReader,
     ServerEvent,
 )
 from weakincentives.errors import PromptEvaluationError
+from weakincentives.serde import MAX_JSON_DEPTH
 
 
 class TestRetryRules:
@@ -61,8 +62,8 @@ class TestReplyDecoding:
         ("text", "problem"),
         [
             ("[" * 5_000 + "]" * 5_000, "nested more than"),
-            ("[" * (MAX_REPLY_DEPTH + 2) + "]" * (MAX_REPLY_DEPTH + 2), "nested more than"),
-            ('{"n": ' + "9" * 5_000 + "}", "integer string conversion"),
+            ("[" * (MAX_JSON_DEPTH + 2) + "]" * (MAX_JSON_DEPTH + 2), "nested more than"),
+            ('{"n": ' + "9" * 5_000 + "}", "an integer of 5,000 digits"),
             ('{"n": NaN}', "NaN is not a JSON number"),
             ("{", "Expecting property name"),
         ],

@@ -203,7 +203,7 @@ class TestFailures:
         [
             (
                 '{"customer": ',
-                "Invalid arguments for tool 'place_order': arguments are not valid JSON "
+                "Invalid arguments for tool 'place_order': invalid JSON "
                 "(Expecting value at line 1 column 14).",
             ),
             (

@@ -83,9 +83,9 @@ class TestArgumentsFromTheModel:
     @pytest.mark.parametrize(
         ("arguments", "problem"),
         [
-            ("[" * 10_000 + "]" * 10_000, "arguments are nested more than 64 levels deep"),
-            ('{"value": ' + "[" * 100 + "]" * 100 + "}", "nested more than 64 levels deep"),
-            ('{"count": ' + "7" * 5_000 + "}", "arguments hold a number that cannot be read"),
+            ("[" * 10_000 + "]" * 10_000, "JSON nested more than 128 levels deep"),
+            ('{"value": ' + "[" * 200 + "]" * 200 + "}", "JSON nested more than 128 levels deep"),
+            ('{"count": ' + "7" * 5_000 + "}", "an integer of 5,000 digits"),
             ('{"value": NaN}', "NaN is not a JSON number"),
             ('{"value": -Infinity}', "-Infinity is not a JSON number"),
         ],
@@ -159,7 +159,7 @@ class TestBadlyBehavedHandlers:
         tool = Tool(name="explode", description="E.", handler=explode)
         execution, _ = run(tool, "{}")
         assert execution.result.message == (
-            "Tool 'explode' failed: UnprintableError: <the exception's message could not be read>"
+            "Tool 'explode' failed: UnprintableError: <UnprintableError object; str() failed>"
         )
 
     def test_a_result_whose_message_is_not_text_is_a_failed_result(self) -> None:

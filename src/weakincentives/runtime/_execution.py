@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, cast
 
+from weakincentives._bounded import clip, exception_text, listing, quote
 from weakincentives._portal import run_sync
 from weakincentives.errors import ParseError, ToolValidationError
 from weakincentives.prompt import (
@@ -41,7 +42,6 @@ from weakincentives.prompt import (
 from weakincentives.runtime._arguments import decode_arguments, fresh_copy
 from weakincentives.runtime._bus import PublishResult
 from weakincentives.runtime._events import ToolInvoked
-from weakincentives.runtime._messages import bounded, describe_exception, name_list
 from weakincentives.serde import JSONValue, parse
 
 __all__ = [
@@ -55,6 +55,14 @@ __all__ = [
 ]
 
 logger = logging.getLogger("weakincentives.runtime")
+
+_NAME_LIMIT = 120
+"""Characters of an unknown tool name (the model's text) quoted back to it."""
+_TOOLS_LISTED = 20
+"""Tools named in an unknown-tool message before the rest are counted."""
+_MESSAGE_LIMIT = 2_000
+"""Characters kept of a parse error or a tool's refusal (both already bound what they
+quote from the model; this is the last guard)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,8 +227,8 @@ def _prepare(
     decoded = decode_arguments(call.arguments)
     arguments = decoded.value
     if tool is None:
-        names = name_list(candidate.name for candidate in available)
-        message = f"Unknown tool {bounded(repr(call.name), 120)}. Available tools: {names}."
+        names = listing([tool.name for tool in available], limit=_TOOLS_LISTED) or "none"
+        message = f"Unknown tool {quote(call.name, _NAME_LIMIT)}. Available tools: {names}."
         return _Prepared(None, arguments, started, _Outcome(None, _failure(message)))
     if tool.handler is None:
         message = f"Tool {tool.name!r} cannot run: it has no handler."
@@ -232,7 +240,7 @@ def _prepare(
         params = parse(tool.params_type, arguments)
     except ParseError as exc:
         logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
-        message = f"Invalid arguments for tool {tool.name!r}: {bounded(exc.message)}."
+        message = f"Invalid arguments for tool {tool.name!r}: {clip(exc.message, _MESSAGE_LIMIT)}."
         return _Prepared(tool, arguments, started, _Outcome(None, _failure(message), exc))
     context = build_tool_context(
         prompt=scope.prompt,
@@ -303,12 +311,12 @@ def _raised(ready: _Ready, exc: Exception) -> _Outcome:
         logger.info("tool %r rejected the call: %s", name, exc.message)
         return _Outcome(
             ready.params,
-            _failure(f"Tool {name!r} rejected the call: {bounded(str(exc.message))}"),
+            _failure(f"Tool {name!r} rejected the call: {clip(str(exc.message), _MESSAGE_LIMIT)}"),
             exc,
         )
     # Handlers failing is part of the contract (the model reads why); it is news to an
     # operator only when they ask for it, so the traceback goes to DEBUG.
-    description = describe_exception(exc)
+    description = exception_text(exc)
     logger.info("tool %r failed: %s", name, description)
     logger.debug("traceback of tool %r", name, exc_info=exc)
     return _Outcome(ready.params, _failure(f"Tool {name!r} failed: {description}"), exc)
@@ -362,7 +370,7 @@ def _render_output(name: str, outcome: _Outcome) -> tuple[str, _Outcome]:
         # failed result, and never later while the reply to the provider is assembled.
         outcome.result.model_content(rendered)
     except Exception as exc:
-        description = describe_exception(exc)
+        description = exception_text(exc)
         logger.info("result of tool %r could not be rendered: %s", name, description)
         failed = _failure(f"Tool {name!r} returned a value that cannot be rendered: {description}")
         return "", _Outcome(outcome.params, failed, exc)
