@@ -263,14 +263,14 @@ class MCPConnection:
                 return tuple(tools)
             if cursor in seen:
                 raise mapped(
-                    EndlessPagesError(f"the server sent cursor {cursor!r} twice; its pages loop"),
+                    _EndlessPagesError(f"the server sent cursor {cursor!r} twice; its pages loop"),
                     self.name,
                     "list_tools",
                     None,
                 )
             seen.add(cursor)
         raise mapped(
-            EndlessPagesError(f"the server sent more than {MAX_PAGES} pages of tools"),
+            _EndlessPagesError(f"the server sent more than {MAX_PAGES} pages of tools"),
             self.name,
             "list_tools",
             None,
@@ -307,7 +307,7 @@ class MCPConnection:
             )
 
 
-class EndlessPagesError(Exception):
+class _EndlessPagesError(Exception):
     """A server's pagination does not end (mapped to ``MCPProtocolError``)."""
 
 

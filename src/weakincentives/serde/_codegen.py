@@ -19,7 +19,7 @@ from typing import cast
 
 from weakincentives._bounded import exception_text, quote
 from weakincentives.serde._convert import Converter, add_failed_index
-from weakincentives.serde._failure import ConversionError, describe, key_segment
+from weakincentives.serde._failure import _ConversionError, describe, key_segment
 from weakincentives.serde._nodes import (
     AnyNode,
     ArrayNode,
@@ -206,7 +206,7 @@ def generate_parser(
     cls = model.cls
     namespace: dict[str, object] = {
         "_M": _MISSING,
-        "_CE": ConversionError,
+        "_CE": _ConversionError,
         "_cls": cls,
         "_new": object.__new__,
         "_set": object.__setattr__,
@@ -305,7 +305,7 @@ def _not_an_object(cls: type[object]) -> Callable[[object, Converter], object]:
             return data
         if isinstance(data, Mapping):
             return again(dict(data))
-        raise ConversionError(expected, describe(data))
+        raise _ConversionError(expected, describe(data))
 
     return other
 
@@ -318,7 +318,7 @@ def _extra_field(model: Model) -> Callable[[dict[object, object]], None]:
     def extra(data: dict[object, object]) -> None:
         # Only called when the data has more members than known fields were found.
         key = next(key for key in data if key not in known)
-        raise ConversionError(
+        raise _ConversionError(
             f"{expected} (unknown fields are forbidden)",
             f"unknown field {quote(key) if isinstance(key, str) else describe(key)}",
             [key_segment(key)],
@@ -327,8 +327,8 @@ def _extra_field(model: Model) -> Callable[[dict[object, object]], None]:
     return extra
 
 
-def _construction_failed(cls: type[object]) -> Callable[[Exception], ConversionError]:
-    def built(error: Exception) -> ConversionError:
-        return ConversionError(f"a valid {cls.__name__}", exception_text(error))
+def _construction_failed(cls: type[object]) -> Callable[[Exception], _ConversionError]:
+    def built(error: Exception) -> _ConversionError:
+        return _ConversionError(f"a valid {cls.__name__}", exception_text(error))
 
     return built

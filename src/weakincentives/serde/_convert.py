@@ -1,7 +1,7 @@
 """Converters for everything but dataclasses: one small closure per node.
 
 A converter takes a JSON-shaped value and returns the Python value, or raises
-:class:`ConversionError`. Each is built once per node from the reflected type
+:class:`_ConversionError`. Each is built once per node from the reflected type
 model; the closures hold their settings, so the call does no reflection.
 """
 
@@ -18,7 +18,7 @@ from pathlib import PurePath
 from types import MappingProxyType
 from uuid import UUID
 
-from weakincentives.serde._failure import ConversionError, describe, index_segment, key_segment
+from weakincentives.serde._failure import _ConversionError, describe, index_segment, key_segment
 from weakincentives.serde._nodes import (
     ChoiceNode,
     Limits,
@@ -87,14 +87,14 @@ def as_none(value: object) -> object:
     """JSON null."""
     if value is None:
         return None
-    raise ConversionError("null", describe(value))
+    raise _ConversionError("null", describe(value))
 
 
 def as_bool(value: object) -> object:
     """A JSON boolean; no truthiness, no 0/1."""
     if value is True or value is False:
         return value
-    raise ConversionError("a boolean", describe(value))
+    raise _ConversionError("a boolean", describe(value))
 
 
 def as_int(value: object) -> object:
@@ -105,7 +105,7 @@ def as_int(value: object) -> object:
         return int(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    raise ConversionError("an integer", describe(value))
+    raise _ConversionError("an integer", describe(value))
 
 
 def as_float(value: object) -> object:
@@ -118,14 +118,14 @@ def as_float(value: object) -> object:
             return float(value)
         except OverflowError:
             pass
-    raise ConversionError("a finite number", describe(value))
+    raise _ConversionError("a finite number", describe(value))
 
 
 def as_str(value: object) -> object:
     """A string."""
     if isinstance(value, str):
         return value
-    raise ConversionError("a string", describe(value))
+    raise _ConversionError("a string", describe(value))
 
 
 def as_decimal(value: object) -> object:
@@ -143,7 +143,7 @@ def as_decimal(value: object) -> object:
         return Decimal(value)
     elif isinstance(value, float) and value - value == 0.0:
         return Decimal(repr(value))
-    raise ConversionError("a decimal number or numeric string", describe(value))
+    raise _ConversionError("a decimal number or numeric string", describe(value))
 
 
 def as_uuid(value: object) -> object:
@@ -155,7 +155,7 @@ def as_uuid(value: object) -> object:
             pass
     elif isinstance(value, UUID):
         return value
-    raise ConversionError("a UUID string", describe(value))
+    raise _ConversionError("a UUID string", describe(value))
 
 
 def as_path(cls: type[PurePath]) -> Converter:
@@ -166,7 +166,7 @@ def as_path(cls: type[PurePath]) -> Converter:
             return cls(value)
         if isinstance(value, cls):
             return value
-        raise ConversionError("a path string", describe(value))
+        raise _ConversionError("a path string", describe(value))
 
     return convert
 
@@ -183,7 +183,7 @@ def temporal_converter(cls: type[datetime] | type[date] | type[time]) -> Convert
                 pass
         elif value.__class__ is cls:
             return value
-        raise ConversionError(expected, describe(value))
+        raise _ConversionError(expected, describe(value))
 
     return convert
 
@@ -213,7 +213,7 @@ def choice_converter(node: ChoiceNode) -> Converter:
             return value
         if isinstance(value, Enum) and value in literal_values:
             return value
-        raise ConversionError(expected, describe(value))
+        raise _ConversionError(expected, describe(value))
 
     return convert
 
@@ -250,30 +250,32 @@ def limited(convert: Converter, limits: Limits, noun: str, unit: str) -> Convert
         result = convert(value)
         if isinstance(result, int | float | Decimal):
             if ge is not None and not result >= ge:
-                raise ConversionError(f"a value >= {ge}", describe(value))
+                raise _ConversionError(f"a value >= {ge}", describe(value))
             if gt is not None and not result > gt:
-                raise ConversionError(f"a value > {gt}", describe(value))
+                raise _ConversionError(f"a value > {gt}", describe(value))
             if le is not None and not result <= le:
-                raise ConversionError(f"a value <= {le}", describe(value))
+                raise _ConversionError(f"a value <= {le}", describe(value))
             if lt is not None and not result < lt:
-                raise ConversionError(f"a value < {lt}", describe(value))
+                raise _ConversionError(f"a value < {lt}", describe(value))
             if step is not None and not _is_multiple(result, step):
-                raise ConversionError(f"a multiple of {step}", describe(value))
+                raise _ConversionError(f"a multiple of {step}", describe(value))
             return result
         # Lengths count the input (the JSON array), as JSON Schema does.
         size = len(value) if isinstance(value, Sized) else 0
         if shortest is not None and size < shortest:
-            raise ConversionError(f"{noun} with at least {_count(shortest, unit)}", describe(value))
+            raise _ConversionError(
+                f"{noun} with at least {_count(shortest, unit)}", describe(value)
+            )
         if longest is not None and size > longest:
-            raise ConversionError(f"{noun} with at most {_count(longest, unit)}", describe(value))
+            raise _ConversionError(f"{noun} with at most {_count(longest, unit)}", describe(value))
         if pattern is not None and isinstance(result, str) and not pattern.search(result):
-            raise ConversionError(f"a string matching {pattern.pattern!r}", describe(value))
+            raise _ConversionError(f"a string matching {pattern.pattern!r}", describe(value))
         return result
 
     return check
 
 
-def add_failed_index(error: ConversionError, counter: Iterator[int]) -> None:
+def add_failed_index(error: _ConversionError, counter: Iterator[int]) -> None:
     """Add the index of the item that failed, read off the counter zipped with the items.
 
     ``zip(items, counter)`` takes the item first, so when converting item ``i``
@@ -299,11 +301,11 @@ def array_converter(item: Converter, container: str) -> Converter:
         elif isinstance(value, set | frozenset):
             items = list(value)
         else:
-            raise ConversionError("an array", describe(value))
+            raise _ConversionError("an array", describe(value))
         counter = itertools.count()
         try:
             result = [item(element) for element, _ in zip(items, counter, strict=False)]
-        except ConversionError as error:
+        except _ConversionError as error:
             add_failed_index(error, counter)
             raise
         if build is None:
@@ -311,7 +313,7 @@ def array_converter(item: Converter, container: str) -> Converter:
         try:
             return build(result)
         except TypeError:
-            raise ConversionError("an array of hashable items", describe(value)) from None
+            raise _ConversionError("an array of hashable items", describe(value)) from None
 
     return convert
 
@@ -323,15 +325,15 @@ def tuple_converter(items: tuple[Converter, ...]) -> Converter:
 
     def convert(value: object) -> object:
         if not isinstance(value, list | tuple):
-            raise ConversionError(expected, describe(value))
+            raise _ConversionError(expected, describe(value))
         if len(value) != count:
-            raise ConversionError(expected, describe(value))
+            raise _ConversionError(expected, describe(value))
         counter = itertools.count()
         try:
             return tuple(
                 [each(element) for each, element, _ in zip(items, value, counter, strict=False)]
             )
-        except ConversionError as error:
+        except _ConversionError as error:
             add_failed_index(error, counter)
             raise
 
@@ -348,10 +350,10 @@ def _key_converter(node: MapNode) -> Converter:
                 try:
                     return int(key)
                 except ValueError:  # more digits than Python converts
-                    raise ConversionError("an integer key", describe(key)) from None
+                    raise _ConversionError("an integer key", describe(key)) from None
             if isinstance(key, int) and not isinstance(key, bool):
                 return key
-            raise ConversionError("an integer key", describe(key))
+            raise _ConversionError("an integer key", describe(key))
 
         return int_key
     table = dict(node.key_choices)
@@ -363,7 +365,7 @@ def _key_converter(node: MapNode) -> Converter:
             return table[key]
         if key in members:
             return key
-        raise ConversionError(expected, describe(key))
+        raise _ConversionError(expected, describe(key))
 
     return choice_key
 
@@ -375,12 +377,12 @@ def map_converter(node: MapNode, value_converter: Converter) -> Converter:
 
     def convert(value: object) -> object:
         if not isinstance(value, Mapping):
-            raise ConversionError("an object", describe(value))
+            raise _ConversionError("an object", describe(value))
         result: dict[object, object] = {}
         for key, item in value.items():
             try:
                 result[key_converter(key)] = value_converter(item)
-            except ConversionError as error:
+            except _ConversionError as error:
                 error.segments.append(key_segment(key))
                 raise
         return MappingProxyType(result) if read_only else result

@@ -1,6 +1,6 @@
 """The internal failure signal of the parse path and how it becomes a ParseError.
 
-Converters raise :class:`ConversionError` without any path: building a path string
+Converters raise :class:`_ConversionError` without any path: building a path string
 for every value would cost time on the success path. Each enclosing converter
 appends its own segment while the failure unwinds, so the path is assembled
 only when something actually went wrong.
@@ -15,7 +15,7 @@ from itertools import islice
 from weakincentives._bounded import ECHO_LIMIT, clip
 from weakincentives.errors import ParseError
 
-__all__ = ["PATH_SEGMENTS_SHOWN", "ConversionError", "describe", "index_segment", "key_segment"]
+__all__ = ["PATH_SEGMENTS_SHOWN", "describe", "index_segment", "key_segment"]
 
 PATH_SEGMENTS_SHOWN = 16
 """A path deeper than this shows its first and last segments around ``...(N more)...``."""
@@ -24,7 +24,7 @@ _HEAD = 4
 _SMALL_INT_BITS = 128  # at most 39 digits: always printable, and short enough to show whole
 
 
-class ConversionError(Exception):
+class _ConversionError(Exception):
     """A value did not fit: the message parts and the path, innermost segment first.
 
     Internal to serde; :func:`parse` turns it into a ParseError at the top.
@@ -38,9 +38,9 @@ class ConversionError(Exception):
         self.got = got
         self.segments: list[str] = [] if segments is None else segments
 
-    def copy(self) -> ConversionError:
+    def copy(self) -> _ConversionError:
         """A separate error with the same content (segments are appended in place)."""
-        return ConversionError(self.expected, self.got, list(self.segments))
+        return _ConversionError(self.expected, self.got, list(self.segments))
 
     def depth(self) -> int:
         """How deep inside the value the failure happened (used to rank union members)."""

@@ -15,7 +15,7 @@ import math
 import sys
 from collections.abc import Iterator, Mapping
 
-from weakincentives.serde._failure import ConversionError, describe, index_segment, key_segment
+from weakincentives.serde._failure import _ConversionError, describe, index_segment, key_segment
 from weakincentives.serde._loads import MAX_JSON_DEPTH
 
 __all__ = ["check_json_value"]
@@ -69,14 +69,14 @@ def _is_container(value: object) -> bool:
 
 
 def check_json_value(value: object) -> object:
-    """Return ``value`` if it is JSON that encodes again; raise ConversionError otherwise."""
+    """Return ``value`` if it is JSON that encodes again; raise _ConversionError otherwise."""
     cls = value.__class__
     if cls is str or cls is bool or value is None:
         return value
     if not _is_container(value):
         problem = _scalar_problem(value)
         if problem is not None:
-            raise ConversionError(*problem)
+            raise _ConversionError(*problem)
         return value
     path: list[object] = []
     stack: list[_Frame] = [_items(value)]
@@ -84,12 +84,12 @@ def check_json_value(value: object) -> object:
         items, is_object = stack[-1]
         for key, item in items:
             if is_object and not isinstance(key, str):
-                raise ConversionError(
+                raise _ConversionError(
                     "an object with string keys", f"key {describe(key)}", _segments(path, key)
                 )
             if _is_container(item):
                 if len(stack) >= MAX_JSON_DEPTH:
-                    raise ConversionError(
+                    raise _ConversionError(
                         f"JSON nested at most {MAX_JSON_DEPTH} levels deep",
                         f"{describe(item)} nested deeper",
                         _segments(path, key),
@@ -99,7 +99,7 @@ def check_json_value(value: object) -> object:
                 break
             problem = _scalar_problem(item)
             if problem is not None:
-                raise ConversionError(*problem, _segments(path, key))
+                raise _ConversionError(*problem, _segments(path, key))
         else:
             stack.pop()
             if path:
@@ -108,7 +108,7 @@ def check_json_value(value: object) -> object:
 
 
 def _segments(path: list[object], last: object) -> list[str]:
-    """ConversionError segments (innermost first) for the value at ``path + [last]``.
+    """_ConversionError segments (innermost first) for the value at ``path + [last]``.
 
     Object keys on the path are strings (checked before descending), so the ints
     on it are array indexes.

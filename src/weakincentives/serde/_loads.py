@@ -29,7 +29,7 @@ from weakincentives.errors import ParseError
 from weakincentives.serde._failure import describe
 from weakincentives.serde._json import JSONValue
 
-__all__ = ["MAX_JSON_DEPTH", "DecodeError", "decode", "loads"]
+__all__ = ["MAX_JSON_DEPTH", "decode", "loads"]
 
 MAX_JSON_DEPTH = 128
 """Deepest nesting of arrays and objects :func:`loads` accepts (``[[1]]`` is 2 deep).
@@ -40,7 +40,7 @@ replies stay far below it, and it keeps every recursive walk of a decoded value
 """
 
 
-class DecodeError(Exception):
+class _DecodeError(Exception):
     """Why a text was refused, in the terms of a ParseError (internal to serde)."""
 
     def __init__(self, got: str, expected: str = "valid JSON") -> None:
@@ -191,7 +191,7 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as error:
         code = ord(text[error.start])
-        raise DecodeError(
+        raise _DecodeError(
             f"a lone surrogate U+{code:04X} (UTF-8 cannot encode it; {_where(text, error.start)})"
         ) from None
 
@@ -201,14 +201,14 @@ def _text_of(text: object) -> tuple[str, bytes | None]:
     if isinstance(text, str):
         return text, None if text.isascii() else _utf8(text)
     if not isinstance(text, bytes | bytearray):
-        raise DecodeError(describe(text), expected="JSON text (str or bytes)")
+        raise _DecodeError(describe(text), expected="JSON text (str or bytes)")
     raw = bytes(text)
     encoding = json.detect_encoding(raw)
     try:
         source = raw.decode(encoding)  # strict: no invalid bytes, no encoded surrogates
     except UnicodeDecodeError as error:
         reason = clip(error.reason)
-        raise DecodeError(f"undecodable bytes ({reason} at byte {error.start})") from None
+        raise _DecodeError(f"undecodable bytes ({reason} at byte {error.start})") from None
     return source, raw if encoding.startswith("utf-8") else None
 
 
@@ -216,21 +216,21 @@ def _decoded(decoder: json.JSONDecoder, source: str) -> JSONValue:
     try:
         value: JSONValue = decoder.decode(source)
     except json.JSONDecodeError as error:
-        raise DecodeError(
+        raise _DecodeError(
             f"invalid JSON ({error.msg} at line {error.lineno} column {error.colno})"
         ) from None
     except _RefusedError as error:
         where = _locate(source, error.token)
-        raise DecodeError(error.template.format(token=clip(error.token), where=where)) from None
+        raise _DecodeError(error.template.format(token=clip(error.token), where=where)) from None
     except RecursionError:
-        raise DecodeError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
+        raise _DecodeError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError:  # the only other ValueError: an integer beyond the digit limit
-        raise DecodeError(_long_integer(source)) from None
+        raise _DecodeError(_long_integer(source)) from None
     return value
 
 
 def decode(text: object) -> JSONValue:
-    """Decode untrusted JSON text; raises :class:`DecodeError` saying why not."""
+    """Decode untrusted JSON text; raises :class:`_DecodeError` saying why not."""
     if text.__class__ is str:  # the common case, without a call
         source = text
         encoded = None if source.isascii() else _utf8(source)
@@ -247,11 +247,11 @@ def decode(text: object) -> JSONValue:
     if len(source) > 2 * MAX_JSON_DEPTH and source.count("[") + source.count("{") > MAX_JSON_DEPTH:
         encoded = source.encode("utf-8") if encoded is None else encoded
         if _too_deep(encoded):
-            raise DecodeError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+            raise _DecodeError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
     if "\\u" in source and ("\\ud" in source or "\\uD" in source):
         problem = _lone_surrogate(source)
         if problem is not None:
-            raise DecodeError(problem)
+            raise _DecodeError(problem)
     return value
 
 
@@ -267,5 +267,5 @@ def loads(text: str | bytes | bytearray) -> JSONValue:
     """
     try:
         return decode(text)
-    except DecodeError as error:
+    except _DecodeError as error:
         raise error.to_error() from None

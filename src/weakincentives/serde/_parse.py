@@ -9,8 +9,8 @@ from typing import Literal, cast, get_origin
 from weakincentives.errors import ParseError, SerdeError
 from weakincentives.serde._compile import Extra, compile_node, converter_for
 from weakincentives.serde._convert import Converter
-from weakincentives.serde._failure import ConversionError
-from weakincentives.serde._loads import DecodeError, decode
+from weakincentives.serde._failure import _ConversionError
+from weakincentives.serde._loads import _DecodeError, decode
 from weakincentives.serde._reflect import Where, node_of
 
 __all__ = ["cache_key", "parse", "parse_json"]
@@ -59,7 +59,7 @@ def parse[T](cls: type[T], data: object, *, extra: Literal["forbid", "ignore"] =
         converter = _root(cls, extra)
     try:
         return cast(T, converter(data))
-    except ConversionError as error:
+    except _ConversionError as error:
         raise error.to_error(_target(cls)) from None
     except RecursionError:
         raise ParseError(
@@ -80,6 +80,6 @@ def parse_json[T](
     """
     try:
         data = decode(text)
-    except DecodeError as failure:
+    except _DecodeError as failure:
         raise failure.to_error(_target(cls)) from None
     return parse(cls, data, extra=extra)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import assert_never, cast
 
 from weakincentives.serde._convert import Converter, choices_text, resolved
-from weakincentives.serde._failure import ConversionError, describe, key_segment
+from weakincentives.serde._failure import _ConversionError, describe, key_segment
 from weakincentives.serde._nodes import (
     AnyNode,
     ArrayNode,
@@ -52,7 +52,7 @@ def union_converter(
         candidates = table.get(value.__class__)
         if candidates is None:
             if value.__class__ in _JSON_TYPES:
-                raise ConversionError(expected, describe(value))
+                raise _ConversionError(expected, describe(value))
             candidates = converters
         elif len(candidates) == 1:
             return candidates[0](value)
@@ -71,13 +71,13 @@ def union_converter(
         if isinstance(best, _Success):
             return best.value
         if best is None or best.depth() == 0:
-            raise ConversionError(expected, describe(value))
+            raise _ConversionError(expected, describe(value))
         raise best
 
     return convert
 
 
-type _Memo = dict[tuple[int, int], tuple[object, ConversionError]]
+type _Memo = dict[tuple[int, int], tuple[object, _ConversionError]]
 
 # Failures of union members on nested values, for the duration of the outermost
 # union conversion. Without it, a union of recursive members that all fail deep
@@ -93,9 +93,9 @@ class _Success:
 
 def _first_success(
     value: object, candidates: tuple[Converter, ...], memo: _Memo | None
-) -> _Success | ConversionError | None:
+) -> _Success | _ConversionError | None:
     """The first candidate's result, else the failure that got deepest."""
-    best: ConversionError | None = None
+    best: _ConversionError | None = None
     for candidate in candidates:
         # Keyed by the function a reference resolves to: the same class reached from
         # two fields may be a compiled function in one and a late reference in the other.
@@ -106,7 +106,7 @@ def _first_success(
         else:
             try:
                 return _Success(candidate(value))
-            except ConversionError as failure:
+            except _ConversionError as failure:
                 error = failure
                 if memo is not None:
                     # The value is kept alive with the entry, so its id cannot be reused.
@@ -135,7 +135,7 @@ def tagged_union_converter(
         try:
             member = table[(tag.__class__, tag)]
         except (KeyError, TypeError):
-            raise ConversionError(expected, describe(tag), [key_segment(wire)]) from None
+            raise _ConversionError(expected, describe(tag), [key_segment(wire)]) from None
         return member(value)
 
     return convert
