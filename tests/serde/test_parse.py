@@ -694,3 +694,18 @@ class TestMoreShapes:
         """Type variables inside nested generic arguments are substituted."""
         assert parse(Outer[int], {"box": {"item": [1]}}) == Outer(Box([1]))
         assert _error(Outer[int], {"box": {"item": ["x"]}}).path == "$.box.item[0]"
+
+
+@dataclass(frozen=True)
+class Shouting:
+    """A dataclass whose own ``__init__`` changes what it stores."""
+
+    word: str
+
+    def __init__(self, word: str) -> None:
+        object.__setattr__(self, "word", word.upper())
+
+
+def test_a_user_written_init_is_called() -> None:
+    """parse goes through an __init__ the user wrote; only generated ones are skipped."""
+    assert parse(Shouting, {"word": "hello"}).word == "HELLO"

@@ -11,6 +11,7 @@ debuggers can show it.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import linecache
 import re
 from collections.abc import Callable, Mapping
@@ -176,17 +177,33 @@ def _direct_build(cls: type[object], model: Model) -> bool:
     keyword-argument handling that dominates the cost of small objects.
     """
     params = getattr(cls, "__dataclass_params__", None)
-    init = getattr(cls.__init__, "__code__", None)
     return (
         params is not None
         and params.init
-        and init is not None
-        and init.co_filename == "<string>"  # written by dataclasses, not by the user
+        and _generated_init(cls)
         and not hasattr(cls, "__post_init__")
         and cls.__new__ is object.__new__
         and (params.frozen or cls.__setattr__ is object.__setattr__)
         and len(dataclasses.fields(cast(type, cls))) == len(model.fields)
     )
+
+
+def _generated_init(cls: type[object]) -> bool:
+    """Whether ``cls.__init__`` is the one ``dataclasses`` wrote, not the user's.
+
+    ``dataclasses`` generates its methods at run time, so they have no source file:
+    ``inspect.getsourcelines`` documents an ``OSError`` when "the source code cannot
+    be retrieved", which is exactly that case. A user-written ``__init__`` (which
+    ``@dataclass`` keeps, per its documentation) has source and is always called.
+    """
+    init = cls.__dict__.get("__init__")
+    if not inspect.isfunction(init):
+        return False
+    try:
+        inspect.getsourcelines(init)
+    except OSError:
+        return True
+    return False
 
 
 def _optional_inner(node: Node) -> Node:
