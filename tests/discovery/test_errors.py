@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from weakincentives.discovery import DiscoveryError, DiscoveryFailure, Hint, SchemaViolation
+from weakincentives.discovery import DiscoveryError, DiscoveryFailure, Hint
 from weakincentives.errors import WinkError
+from weakincentives.serde import SchemaViolation
 
 
 def test_the_error_carries_the_protocol_fields_and_converts_to_a_failure() -> None:

@@ -15,11 +15,10 @@ from weakincentives.discovery import (
     DiscoveryCalled,
     DiscoveryError,
     ExpandedTool,
-    SchemaViolation,
     ToolDiscovery,
     ToolFunction,
 )
-from weakincentives.serde import JSONValue
+from weakincentives.serde import JSONValue, SchemaViolation
 
 from .conftest import RENAME_SCHEMA, ServiceFactory
 

@@ -19,7 +19,6 @@ from weakincentives.adapters._hosted import (
 from weakincentives.adapters._offline import OfflineAdapter, Responder, ScriptedCall, ScriptedTurn
 from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._response import Halt, PromptResponse
-from weakincentives.adapters._schema_values import sample_value
 from weakincentives.adapters._settings import (
     Disclosure,
     DisclosurePolicy,
@@ -68,6 +67,5 @@ __all__ = [
     "merge_overrides",
     "parse_hosted_outputs",
     "render_output_instructions",
-    "sample_value",
     "serialize_hosted_tools",
 ]

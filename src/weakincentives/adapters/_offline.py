@@ -21,7 +21,6 @@ from typing import Any
 from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
-from weakincentives.adapters._schema_values import sample_value
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -33,7 +32,7 @@ from weakincentives.adapters._turns import (
 )
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.runtime import TokenUsage, ToolCall
-from weakincentives.serde import JSONValue, dump
+from weakincentives.serde import JSONValue, dump, sample
 
 __all__ = ["OfflineAdapter", "OfflineProvider", "Responder", "ScriptedCall", "ScriptedTurn"]
 
@@ -175,15 +174,13 @@ class OfflineProvider:
                 tool_calls=tuple(
                     ScriptedCall(
                         name=tool.name,
-                        arguments=_object(
-                            sample_value(tool.spec.parameters_schema, seed=self._seed)
-                        ),
+                        arguments=_object(sample(tool.spec.parameters_schema, seed=self._seed)),
                     )
                     for tool in request.rendered.tools
                 )
             )
         if request.output_schema is not None:
-            answer = sample_value(request.output_schema.schema, seed=self._seed)
+            answer = sample(request.output_schema.schema, seed=self._seed)
             return ScriptedTurn(text=json.dumps(answer))
         outputs = [item for item in request.history if isinstance(item, ToolOutputMessage)]
         return ScriptedTurn(text=f"Called {len(outputs)} tools.")

@@ -34,7 +34,6 @@ from weakincentives.discovery._executor import (
     ToolFunction,
 )
 from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, load_index, save_index
-from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._requests import MAX_LIMIT
 from weakincentives.discovery._responses import (
@@ -95,7 +94,6 @@ __all__ = [
     "NodePointer",
     "RankIndex",
     "Ranker",
-    "SchemaViolation",
     "SearchNodesParams",
     "SearchNodesResponse",
     "SearchToolsParams",
@@ -111,5 +109,4 @@ __all__ = [
     "load_index",
     "save_index",
     "tokenize",
-    "validate_json",
 ]

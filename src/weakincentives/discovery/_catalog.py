@@ -15,10 +15,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from weakincentives.discovery._json_schema import schema_problems
 from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool
-from weakincentives.serde import JSONValue, schema
+from weakincentives.serde import JSONValue, schema, schema_problems
 
 __all__ = ["CatalogNode", "CatalogTool", "ToolCatalog", "TreePath"]
 

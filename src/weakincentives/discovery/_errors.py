@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from weakincentives.discovery._catalog import TreePath
-from weakincentives.discovery._json_schema import SchemaViolation
 from weakincentives.errors import WinkError
+from weakincentives.serde import SchemaViolation
 
 __all__ = ["DiscoveryError", "DiscoveryFailure", "ErrorCode", "Hint", "HintKind"]
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 from weakincentives.discovery._catalog import CatalogTool, TreePath
 from weakincentives.discovery._errors import DiscoveryError, Hint
-from weakincentives.discovery._json_schema import SchemaViolation
 from weakincentives.discovery._ranking import RankIndex
 from weakincentives.discovery._view import CatalogView
+from weakincentives.serde import SchemaViolation
 
 __all__ = ["Recovery"]
 

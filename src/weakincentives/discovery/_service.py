@@ -29,7 +29,6 @@ from weakincentives.discovery._events import (
     DiscoverySearched,
 )
 from weakincentives.discovery._executor import CallOutcome, ToolExecutor
-from weakincentives.discovery._json_schema import SchemaViolation, validate_json
 from weakincentives.discovery._listing import collect_listing
 from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
 from weakincentives.discovery._recovery import Recovery
@@ -54,7 +53,7 @@ from weakincentives.discovery._responses import (
 )
 from weakincentives.discovery._view import CatalogView
 from weakincentives.errors import ConfigValidationError, CursorError
-from weakincentives.serde import JSONValue
+from weakincentives.serde import JSONValue, SchemaViolation, validate
 
 __all__ = ["SEARCH_WINDOW", "ToolDiscovery"]
 
@@ -486,7 +485,7 @@ class ToolDiscovery:
 
     def _check_arguments(self, tool: CatalogTool, arguments: object) -> None:
         if isinstance(arguments, Mapping):
-            problems = validate_json(tool.args_schema, arguments)
+            problems = validate(tool.args_schema, arguments)
         else:
             kind = type(arguments).__name__
             problems = (SchemaViolation(path="$", message=f"expected object, got {kind}"),)

@@ -16,11 +16,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from weakincentives.discovery import CatalogTool, validate_json
+from weakincentives.discovery import CatalogTool
 from weakincentives.errors import ConfigValidationError
 from weakincentives.mcp._import import MCPToolHandle
 from weakincentives.prompt import Tool, ToolContext, ToolResult
-from weakincentives.serde import JSONValue, dump
+from weakincentives.serde import JSONValue, dump, validate
 
 if TYPE_CHECKING:
     from weakincentives.mcp._toolbox import MCPToolbox
@@ -66,7 +66,7 @@ def _tool(
     async def call_server(params: Any, *, context: ToolContext) -> ToolResult[JSONValue]:
         arguments = dump(params, exclude_none=True)
         assert isinstance(arguments, dict)
-        problems = validate_json(entry.args_schema, arguments)
+        problems = validate(entry.args_schema, arguments)
         if problems:
             listed = "; ".join(f"{problem.path}: {problem.message}" for problem in problems)
             return ToolResult(message=f"invalid arguments for {name}: {listed}", success=False)

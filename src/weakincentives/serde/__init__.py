@@ -13,18 +13,24 @@ from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._loads import MAX_JSON_DEPTH, loads
 from weakincentives.serde._parse import parse, parse_json
+from weakincentives.serde._sample import sample
 from weakincentives.serde._schema import schema
 from weakincentives.serde._strict import is_strict_compatible, strict_problem
+from weakincentives.serde._validate import SchemaViolation, schema_problems, validate
 
 __all__ = [
     "MAX_JSON_DEPTH",
     "JSONObject",
     "JSONValue",
+    "SchemaViolation",
     "dump",
     "is_strict_compatible",
     "loads",
     "parse",
     "parse_json",
+    "sample",
     "schema",
+    "schema_problems",
     "strict_problem",
+    "validate",
 ]

@@ -1,10 +1,13 @@
-"""Validate tool arguments against the JSON Schema subset catalogues use.
+"""Validate JSON values against the JSON Schema subset the library writes and reads.
 
-Catalogue schemas describe flat-ish argument objects, so the library checks
-arguments itself rather than pulling in a full JSON Schema implementation.
-Supported keywords: ``type`` (a name or a list of names), ``properties``,
+``schema(T)`` writes this subset and catalogue entries describe their arguments in it,
+so the library checks values itself rather than pulling in a full JSON Schema
+implementation. Supported keywords: ``$ref`` to ``#`` or ``#/$defs/<name>`` (what
+``schema`` emits for nested and recursive dataclasses), ``type`` (a name or a list
+of names), ``properties``,
 ``required``, ``additionalProperties`` (boolean or schema), ``enum``,
-``const``, ``items``, ``minItems``/``maxItems``, ``minimum``/``maximum``,
+``const``, ``items`` and ``prefixItems`` (fixed-length tuples),
+``minItems``/``maxItems``, ``minimum``/``maximum``,
 ``exclusiveMinimum``/``exclusiveMaximum`` (numeric form), ``minLength``/
 ``maxLength``, ``pattern``, ``anyOf``, ``oneOf`` and ``allOf``; ``true`` and
 ``false`` work as schemas. Other keywords (``description``, ``default``,
@@ -20,13 +23,20 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 
-__all__ = ["SchemaViolation", "schema_problems", "validate_json"]
+__all__ = ["SchemaViolation", "schema_problems", "validate"]
+
+# The root schema of the validation in progress, for resolving $ref; set by ``validate``.
+_ROOT: ContextVar[Mapping[str, object]] = ContextVar(
+    "weakincentives_schema_root", default=MappingProxyType({})
+)
 
 _TYPE_NAMES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _SCHEMA_KEYS = ("additionalProperties", "items")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _BOUNDS: tuple[tuple[str, Callable[[float, float], bool], str], ...] = (
     ("minimum", operator.ge, ">="),
     ("maximum", operator.le, "<="),
@@ -49,14 +59,18 @@ class SchemaViolation:
         return f"{self.path}: {self.message}"
 
 
-def validate_json(schema: object, value: object) -> tuple[SchemaViolation, ...]:
+def validate(schema: object, value: object) -> tuple[SchemaViolation, ...]:
     """Check ``value`` against ``schema`` and return every violation (empty if valid).
 
     Arrays may be lists or tuples; objects are any ``Mapping`` with string
     keys. ``True`` and ``False`` are booleans, never integers.
     """
     out: list[SchemaViolation] = []
-    _check(schema, value, "$", out)
+    token = _ROOT.set(schema if isinstance(schema, Mapping) else {})
+    try:
+        _check(schema, value, "$", out)
+    finally:
+        _ROOT.reset(token)
     return tuple(out)
 
 
@@ -111,6 +125,10 @@ def _inspect(schema: object, where: str, out: list[str]) -> None:
 
 
 def _check(schema: object, value: object, path: str, out: list[SchemaViolation]) -> None:
+    if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+        schema = _resolve(str(schema["$ref"]), path, out)
+        if schema is None:
+            return
     if schema is True:
         return
     if schema is False or not isinstance(schema, Mapping):
@@ -140,6 +158,20 @@ def _check(schema: object, value: object, path: str, out: list[SchemaViolation])
     elif isinstance(value, int | float) and not isinstance(value, bool):
         _check_number(schema, value, path, out)
     _check_combinators(schema, value, path, out)
+
+
+def _resolve(ref: str, path: str, out: list[SchemaViolation]) -> object | None:
+    """The schema ``ref`` points at in the root being validated, or None (reported)."""
+    root = _ROOT.get()
+    if ref == "#":
+        return root
+    defs = root.get("$defs")
+    name = ref.removeprefix("#/$defs/")
+    if ref.startswith("#/$defs/") and isinstance(defs, Mapping) and name in defs:
+        resolved: object = defs[name]
+        return resolved
+    out.append(SchemaViolation(path=path, message=f"cannot resolve $ref {ref!r}"))
+    return None
 
 
 def _check_object(
@@ -180,9 +212,13 @@ def _check_array(
         out.append(SchemaViolation(path=path, message=f"needs at least {low} items"))
     if isinstance(high, int) and len(value) > high:
         out.append(SchemaViolation(path=path, message=f"allows at most {high} items"))
+    prefix = schema.get("prefixItems")
+    positional = prefix if isinstance(prefix, list) else []
+    for index, (item_schema, item) in enumerate(zip(positional, value, strict=False)):
+        _check(item_schema, item, f"{path}[{index}]", out)
     if "items" in schema:
-        for index, item in enumerate(value):
-            _check(schema["items"], item, f"{path}[{index}]", out)
+        for index in range(len(positional), len(value)):
+            _check(schema["items"], value[index], f"{path}[{index}]", out)
 
 
 def _check_string(

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 from tests.strategies import dataclass_types
-from weakincentives.adapters import sample_value
-from weakincentives.serde import JSONValue, parse, schema
+from weakincentives.serde import JSONValue, parse, sample, schema, validate
 
 
 @settings(max_examples=60)
@@ -18,9 +17,37 @@ from weakincentives.serde import JSONValue, parse, schema
 def test_samples_of_serde_schemas_validate_and_parse(cls: type[Any]) -> None:
     """A sample for a dataclass's schema passes JSON Schema validation and serde parsing."""
     document = schema(cls)
-    value = sample_value(document, seed=3)
+    value = sample(document, seed=3)
     jsonschema.Draft202012Validator(document).validate(value)
     assert isinstance(parse(cls, value), cls)
+
+
+@settings(max_examples=60)
+@given(dataclass_types())
+def test_the_schema_family_agrees_with_itself(cls: type[Any]) -> None:
+    """validate(schema(T), sample(schema(T))) is empty: one family writes, samples, checks."""
+    document = schema(cls)
+    assert validate(document, sample(document, seed=1)) == ()
+
+
+def test_a_pattern_and_a_minimum_length_hold_together() -> None:
+    """The sampler used to drop minLength when a pattern was present."""
+    document: JSONValue = {"type": "string", "pattern": "^[a-z]+$", "minLength": 5}
+    value = sample({"type": "object", "properties": {"s": document}, "required": ["s"]})
+    assert value == {"s": "aaaaa"}
+    assert validate(document, "aaaaa") == ()
+
+
+def test_recursive_schemas_sample_and_validate() -> None:
+    """$ref to $defs and to the root resolve in both the sampler and the validator."""
+    document: JSONValue = {
+        "type": "object",
+        "properties": {"children": {"type": "array", "items": {"$ref": "#"}, "maxItems": 0}},
+        "required": ["children"],
+    }
+    assert isinstance(document, dict)
+    assert validate(document, sample(document)) == ()
+    assert validate(document, {"children": [{"children": 1}]})[0].path == "$.children"
 
 
 @pytest.mark.parametrize(
@@ -53,7 +80,7 @@ def test_samples_of_serde_schemas_validate_and_parse(cls: type[Any]) -> None:
 )
 def test_samples_follow_the_schema(document: dict[str, JSONValue], expected: JSONValue) -> None:
     """Each keyword steers the sample the way the schema says."""
-    value = sample_value(document)
+    value = sample(document)
     if isinstance(expected, str) and expected.startswith("sample-") and isinstance(value, str):
         assert value.startswith(expected)
         assert len(value) >= 20
@@ -68,10 +95,10 @@ def test_refs_resolve_through_defs() -> None:
         "properties": {"child": {"$ref": "#/$defs/Child"}},
         "$defs": {"Child": {"type": "object", "properties": {"flag": {"const": True}}}},
     }
-    assert sample_value(document) == {"child": {"flag": True}}
+    assert sample(document) == {"child": {"flag": True}}
 
 
 def test_same_seed_same_sample() -> None:
     """Samples are deterministic per seed."""
     document: dict[str, JSONValue] = {"type": "string"}
-    assert sample_value(document, seed=1) == sample_value(document, seed=1)
+    assert sample(document, seed=1) == sample(document, seed=1)

@@ -9,22 +9,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from weakincentives.discovery import SchemaViolation, validate_json
-from weakincentives.discovery._json_schema import schema_problems
-from weakincentives.serde import JSONValue
-
-from .conftest import RENAME_SCHEMA
+from tests.discovery.conftest import RENAME_SCHEMA
+from weakincentives.serde import JSONValue, SchemaViolation, schema_problems, validate
 
 
 def _messages(schema: object, value: object) -> list[str]:
-    return [violation.render() for violation in validate_json(schema, value)]
+    return [violation.render() for violation in validate(schema, value)]
 
 
 class TestExamples:
     def test_valid_arguments_have_no_violations(self) -> None:
         """Arguments that follow the schema pass."""
         value = {"project_root": "/src", "symbol": "a", "new_name": "b", "language": "py"}
-        assert validate_json(RENAME_SCHEMA, value) == ()
+        assert validate(RENAME_SCHEMA, value) == ()
 
     def test_every_problem_is_listed_with_its_path(self) -> None:
         """Missing, extra, mistyped and out-of-enum values are all reported."""
@@ -92,18 +89,18 @@ class TestExamples:
 
     def test_integer_accepts_integral_floats_and_json_equality(self) -> None:
         """1.0 is an integer, 1 equals 1.0 in enum, but True never equals 1."""
-        assert validate_json({"type": "integer"}, 1.0) == ()
-        assert validate_json({"enum": [1.0]}, 1) == ()
-        assert validate_json({"enum": [[1, {"a": True}]]}, [1, {"a": True}]) == ()
-        assert validate_json({"enum": [1]}, True) != ()
-        assert validate_json({"enum": [{"a": 1}]}, {"b": 1}) != ()
-        assert validate_json({"enum": [[1]]}, 1) != ()
+        assert validate({"type": "integer"}, 1.0) == ()
+        assert validate({"enum": [1.0]}, 1) == ()
+        assert validate({"enum": [[1, {"a": True}]]}, [1, {"a": True}]) == ()
+        assert validate({"enum": [1]}, True) != ()
+        assert validate({"enum": [{"a": 1}]}, {"b": 1}) != ()
+        assert validate({"enum": [[1]]}, 1) != ()
 
     def test_annotations_and_unknown_keywords_are_ignored(self) -> None:
         """description, default, format and x- keys never reject a value."""
         schema = {"type": "string", "description": "d", "format": "date", "x-original-type": "D"}
-        assert validate_json(schema, "not a date") == ()
-        assert validate_json(True, {"anything": [1]}) == ()
+        assert validate(schema, "not a date") == ()
+        assert validate(True, {"anything": [1]}) == ()
 
     def test_violation_render_joins_path_and_message(self) -> None:
         """render() is the form used in error messages."""
@@ -192,7 +189,7 @@ _SCHEMAS = st.recursive(_LEAF_SCHEMAS, _compound, max_leaves=6)
 
 def _agrees(schema: object, value: JSONValue) -> bool:
     reference = jsonschema.Draft202012Validator(cast("dict[str, object] | bool", schema))
-    return (validate_json(schema, value) == ()) == reference.is_valid(value)
+    return (validate(schema, value) == ()) == reference.is_valid(value)
 
 
 @settings(max_examples=1500, deadline=None)

@@ -1,7 +1,8 @@
 """Deterministic sample values that satisfy a JSON Schema (the subset serde emits).
 
 The offline adapter uses them to call every tool with valid arguments and to produce
-a structured answer without a model.
+a structured answer without a model; ``validate(schema(T), sample(schema(T)))`` is
+empty for every type ``schema`` describes.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ import random
 import re
 from collections.abc import Mapping
 
-from weakincentives.serde import JSONValue
+from weakincentives.serde._json import JSONValue
 
-__all__ = ["sample_value"]
+__all__ = ["sample"]
 
 _MAX_DEPTH = 8
 
 
-def sample_value(schema: Mapping[str, JSONValue], *, seed: int = 0) -> JSONValue:
+def sample(schema: Mapping[str, JSONValue], *, seed: int = 0) -> JSONValue:
     """Return a value valid for ``schema``, the same one for the same schema and seed."""
     return _Sampler(random.Random(seed), schema).value(schema, 0)
 
@@ -25,11 +26,14 @@ def sample_value(schema: Mapping[str, JSONValue], *, seed: int = 0) -> JSONValue
 class _Sampler:
     def __init__(self, rng: random.Random, root: Mapping[str, JSONValue]) -> None:
         self.rng = rng
+        self.root = root
         defs = root.get("$defs")
         self.defs: Mapping[str, JSONValue] = defs if isinstance(defs, Mapping) else {}
 
     def value(self, schema: Mapping[str, JSONValue], depth: int) -> JSONValue:
         ref = schema.get("$ref")
+        if ref == "#":
+            return self.value(self.root, depth + 1) if depth < _MAX_DEPTH else None
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             target = self.defs.get(ref.removeprefix("#/$defs/"))
             return self.value(target, depth + 1) if isinstance(target, Mapping) else None
@@ -83,7 +87,10 @@ class _Sampler:
             ]
         items = schema.get("items")
         minimum = schema.get("minItems")
+        maximum = schema.get("maxItems")
         count = max(1, minimum if isinstance(minimum, int) else 0)
+        if isinstance(maximum, int):
+            count = min(count, maximum)
         if not isinstance(items, Mapping) or depth >= _MAX_DEPTH:
             return []
         return [self.value(items, depth + 1) for _ in range(count)]
@@ -100,17 +107,19 @@ class _Sampler:
             return "00000000-0000-4000-8000-000000000000"
         minimum = schema.get("minLength")
         maximum = schema.get("maxLength")
-        text = f"sample-{self.rng.randrange(1000)}"
-        if isinstance(minimum, int) and len(text) < minimum:
-            text = text + "x" * (minimum - len(text))
-        if isinstance(maximum, int):
-            text = text[:maximum]
+        low = minimum if isinstance(minimum, int) else 0
+        high = maximum if isinstance(maximum, int) else None
         pattern = schema.get("pattern")
-        if isinstance(pattern, str) and re.search(pattern, text) is None:
-            # A best effort: common shapes only. Tools with exotic patterns need a script.
-            candidates = ("a", "A", "0", "a1", "sample", "2026-01-01", "a@example.com")
-            text = next((c for c in candidates if re.search(pattern, c)), text)
-        return text
+        base = f"sample-{self.rng.randrange(1000)}"
+        if isinstance(pattern, str):
+            # A best effort over common shapes; each is also stretched to the minimum
+            # length with its own last character, so minLength holds with the pattern.
+            candidates = (base, "a", "A", "0", "a1", "sample", "2026-01-01", "a@example.com")
+            for candidate in candidates:
+                text = _fit(candidate, low, high)
+                if re.search(pattern, text) is not None:
+                    return text
+        return _fit(base, low, high)
 
     def number(self, schema: Mapping[str, JSONValue], *, integer: bool) -> float:
         low = _bound(schema, "minimum", "exclusiveMinimum", 1 if integer else 1e-6)
@@ -123,6 +132,13 @@ class _Sampler:
             return float(low) + 1
         middle = (low + high) / 2
         return float(round(middle)) if integer and low <= round(middle) <= high else middle
+
+
+def _fit(text: str, low: int, high: int | None) -> str:
+    """``text`` padded (with its last character) to ``low`` and cut to ``high`` characters."""
+    if len(text) < low:
+        text = text + (text[-1:] or "x") * (low - len(text))
+    return text if high is None else text[:high]
 
 
 def _bound(
