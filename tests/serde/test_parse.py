@@ -18,7 +18,7 @@ import pytest
 
 from tests.serde.models import Address, Circle, Customer, Drawing, Rect, Status, Tree
 from weakincentives.errors import ParseError, SerdeError
-from weakincentives.serde import JSONObject, JSONValue, parse, parse_json
+from weakincentives.serde import JSONObject, JSONValue, parse, parse_json, shares_input
 
 UserId = NewType("UserId", str)
 
@@ -709,3 +709,27 @@ class Shouting:
 def test_a_user_written_init_is_called() -> None:
     """parse goes through an __init__ the user wrote; only generated ones are skipped."""
     assert parse(Shouting, {"word": "hello"}).word == "HELLO"
+
+
+@dataclass(frozen=True)
+class TypedOnly:
+    names: list[str]
+    counts: dict[str, int]
+    pairs: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class HoldsJSON:
+    typed: TypedOnly
+    raw: JSONValue
+
+
+def test_shares_input_says_which_types_keep_the_callers_containers() -> None:
+    """Typed containers are rebuilt; JSONValue (or Any) fields keep the caller's objects."""
+    data: dict[str, JSONValue] = {"names": ["a"], "counts": {"x": 1}, "pairs": [[1, 2]]}
+    parsed = parse(TypedOnly, data)
+    assert parsed.names is not data["names"]
+    assert shares_input(TypedOnly) is False
+    wrapper: dict[str, JSONValue] = {"typed": data, "raw": {"kept": [1]}}
+    assert parse(HoldsJSON, wrapper).raw is wrapper["raw"]
+    assert shares_input(HoldsJSON) is True

@@ -42,7 +42,7 @@ from weakincentives.prompt import (
 from weakincentives.runtime._arguments import decode_arguments, fresh_copy
 from weakincentives.runtime._bus import PublishResult
 from weakincentives.runtime._events import ToolInvoked
-from weakincentives.serde import JSONValue, parse
+from weakincentives.serde import JSONValue, parse, shares_input
 
 __all__ = [
     "ExecutionScope",
@@ -262,9 +262,10 @@ def _prepare(
         extras=scope.extras,
     )
     # The handler may change its params' dicts and lists; the record keeps what was sent.
-    return _Prepared(
-        tool, fresh_copy(call.arguments, arguments), started, _Ready(tool, params, context)
-    )
+    # Parsing builds typed containers anew, so only params that hold raw JSON (Any,
+    # JSONValue fields) can share the record's containers and need a copy.
+    record = fresh_copy(call.arguments, arguments) if shares_input(tool.params_type) else arguments
+    return _Prepared(tool, record, started, _Ready(tool, params, context))
 
 
 def _handler_call(ready: _Ready) -> Callable[[], object]:

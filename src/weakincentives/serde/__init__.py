@@ -15,6 +15,7 @@ from weakincentives.serde._loads import MAX_JSON_DEPTH, loads
 from weakincentives.serde._parse import parse, parse_json
 from weakincentives.serde._sample import sample
 from weakincentives.serde._schema import schema
+from weakincentives.serde._sharing import shares_input
 from weakincentives.serde._strict import is_strict_compatible, strict_problem
 from weakincentives.serde._validate import SchemaViolation, schema_problems, validate
 
@@ -31,6 +32,7 @@ __all__ = [
     "sample",
     "schema",
     "schema_problems",
+    "shares_input",
     "strict_problem",
     "validate",
 ]
