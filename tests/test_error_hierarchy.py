@@ -30,7 +30,7 @@ def test_the_walk_finds_the_library_errors() -> None:
     """The walk sees errors in every layer, so an empty result cannot pass by accident."""
     names = {name for name, _ in _exception_classes()}
     assert "weakincentives.errors.PromptEvaluationError" in names
-    assert "weakincentives.runtime._bus.EventDeliveryError" in names
+    assert "weakincentives.runtime.EventDeliveryError" in names
     assert len(names) > 15
 
 

@@ -15,12 +15,13 @@ import pytest
 PACKAGE = Path(__file__).parent.parent / "src" / "weakincentives"
 
 # Private modules at the package root are shared utilities below every layer.
-_BASE = {"errors", "_json_value", "_bounded"}
+_BASE = {"errors", "_json_value", "_bounded", "_exports"}
 
 ALLOWED: dict[str, set[str]] = {
     "_json_value": set(),
     "_bounded": set(),
     "_portal": set(),
+    "_exports": set(),
     "errors": {"_json_value"},
     "serde": _BASE,
     "prompt": _BASE | {"serde"},

@@ -7,6 +7,7 @@ tool loop to a final answer and returns a :class:`PromptResponse`;
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.adapters._adapter import Adapter, ProviderAdapter, evaluate_with_disclosure
 from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
 from weakincentives.adapters._disclosure import merge_overrides
@@ -69,3 +70,5 @@ __all__ = [
     "render_output_instructions",
     "serialize_hosted_tools",
 ]
+
+publish("weakincentives.adapters", globals(), __all__)

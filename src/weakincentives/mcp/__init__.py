@@ -11,6 +11,8 @@ flat list. Needs the official SDK: ``pip install 'weakincentives[mcp]'``.
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
+
 try:
     import mcp as _sdk  # noqa: F401
 except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed in CI
@@ -61,3 +63,5 @@ __all__ = [
     "serve_http",
     "serve_stdio",
 ]
+
+publish("weakincentives.mcp", globals(), __all__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.prompt._collaborators import (
     EvaluatingAdapter,
     EvaluationOutcome,
@@ -80,3 +81,5 @@ __all__ = [
     "parse_dotted",
     "tool",
 ]
+
+publish("weakincentives.prompt", globals(), __all__)

@@ -1,6 +1,5 @@
 """What a tool handler may see: an immutable snapshot of the call's surroundings."""
 
-from __future__ import annotations
 
 import re
 import uuid

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.runtime._bus import (
     EventBus,
     EventDeliveryError,
@@ -76,3 +77,5 @@ __all__ = [
     "replace_latest",
     "upsert_by",
 ]
+
+publish("weakincentives.runtime", globals(), __all__)

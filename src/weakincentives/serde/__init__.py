@@ -9,6 +9,7 @@ strict schema will be accepted and ``strict_problem`` why not. See ``specs/SERDE
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._loads import MAX_JSON_DEPTH, loads
@@ -36,3 +37,5 @@ __all__ = [
     "strict_problem",
     "validate",
 ]
+
+publish("weakincentives.serde", globals(), __all__)

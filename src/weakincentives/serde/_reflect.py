@@ -31,6 +31,7 @@ from typing import (
 )
 from uuid import UUID
 
+from weakincentives._exports import defining_module
 from weakincentives.errors import SchemaError
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._limits import apply_metadata, read_alias
@@ -339,17 +340,23 @@ def _hints(cls: type[DataclassInstance]) -> dict[str, object]:
         for klass in reversed(cls.__mro__)
         for param in getattr(klass, "__type_params__", ())
     }
+    # A class re-exported under its package's name still resolves its annotations in
+    # the module it was written in.
+    origin = defining_module(cls)
+    module = vars(sys.modules[origin]) if origin in sys.modules else {}
+    globalns = module if origin != cls.__module__ else None
     try:
-        return typing.get_type_hints(cls, localns=type_params or None, include_extras=True)
+        return typing.get_type_hints(
+            cls, globalns=globalns, localns=type_params or None, include_extras=True
+        )
     except NameError:
         pass
     local = {**type_params, cls.__name__: cls}
     try:
         # A class defined in a function can still name itself (recursive local classes).
-        return typing.get_type_hints(cls, localns=local, include_extras=True)
+        return typing.get_type_hints(cls, globalns=globalns, localns=local, include_extras=True)
     except Exception as exc:  # user annotations can fail in many ways; report it below
         problem = exc
-    module = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
     for field in dataclasses.fields(cls):
         if isinstance(field.type, str):
             try:

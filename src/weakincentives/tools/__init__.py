@@ -6,6 +6,7 @@ adapters translate them to and from their wire formats with per-kind codecs.
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.prompt import HostedTool, HostedToolConfig, HostedToolOutput
 from weakincentives.tools._validation import ConfigProblem, raise_config_problems
 from weakincentives.tools.code_interpreter import (
@@ -56,3 +57,5 @@ __all__ = [
     "raise_config_problems",
     "web_search_tool",
 ]
+
+publish("weakincentives.tools", globals(), __all__)

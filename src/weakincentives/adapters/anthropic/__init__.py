@@ -5,6 +5,7 @@ Importing this package does not need the SDK; creating an :class:`AnthropicAdapt
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.adapters.anthropic._adapter import AnthropicAdapter, AnthropicMessagesProvider
 from weakincentives.adapters.anthropic._codec_code_execution import (
     AnthropicCodeExecutionCodec,
@@ -41,3 +42,5 @@ __all__ = [
     "messages_tool",
     "parse_messages_reply",
 ]
+
+publish("weakincentives.adapters.anthropic", globals(), __all__)

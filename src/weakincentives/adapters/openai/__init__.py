@@ -5,6 +5,7 @@ Importing this package does not need the SDK; creating an adapter does.
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.adapters.openai._adapter import OpenAIAdapter, OpenAIResponsesProvider
 from weakincentives.adapters.openai._chat_adapter import (
     ChatCompletionsAdapter,
@@ -44,3 +45,5 @@ __all__ = [
     "openai_includes",
     "parse_chat_body",
 ]
+
+publish("weakincentives.adapters.openai", globals(), __all__)
