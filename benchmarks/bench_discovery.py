@@ -20,6 +20,7 @@ Run: ``.venv/bin/python benchmarks/bench_discovery.py`` (needs the ``bench`` ext
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import math
@@ -41,12 +42,17 @@ from weakincentives.discovery import (
     BM25Index,
     BM25Ranker,
     DiscoveryError,
+    E5Embedder,
+    EmbeddingRanker,
+    FusedIndex,
+    FusedRanker,
     ToolCatalog,
     ToolDiscovery,
     load_index,
     save_index,
     tokenize,
 )
+from weakincentives.errors import ConfigValidationError
 
 SCALE = 100_000
 LATENCY_QUERIES_AT_SCALE = 200
@@ -363,7 +369,68 @@ def bm25s_baseline(records: Sequence[Mapping[str, object]]) -> Ranking | None:
     return rank
 
 
-def quality(name: DatasetName) -> None:
+def semantic_rows(
+    catalog: ToolCatalog, queries: Sequence[Query], step: int
+) -> list[tuple[str, dict[str, Scores]]]:
+    """BM25F fused with the bundled e5 model, e5 alone, and BM25F on the same queries.
+
+    Embedding a query takes tens of milliseconds on this machine, so the semantic rows
+    use every ``step``-th query; the BM25F row beside them uses the same ones.
+    """
+    try:
+        embedder = E5Embedder()
+    except ConfigValidationError as exc:
+        print(f"semantic ranker skipped: {exc}")
+        return []
+    sample = list(queries[::step])
+    rss = _rss_mib()
+    started = time.perf_counter()
+    semantic = EmbeddingRanker(embedder=embedder).index(catalog)
+    built = time.perf_counter() - started
+    fused = FusedRanker(rankers=(BM25Ranker(), EmbeddingRanker(embedder=embedder)))
+    fused_index = FusedIndex(
+        indexes=(BM25Ranker().index(catalog), semantic),
+        weights=(1.0, 1.0),
+        k=fused.k,
+        depth=fused.depth,
+    )
+    fused_service = ToolDiscovery(catalog, index=fused_index)
+    label = f" (every {step}. query)" if step > 1 else ""
+    rows = [
+        (
+            f"wink BM25F + e5, RRF{label}",
+            evaluate(ranking_of(fused_service), sample),
+        ),
+        (
+            f"e5 alone{label}",
+            evaluate(ranking_of(ToolDiscovery(catalog, index=semantic)), sample),
+        ),
+        (f"wink BM25F default{label}", evaluate(ranking_of(ToolDiscovery(catalog)), sample)),
+    ]
+    texts = [query.query for query in sample[:100]]
+    p50, p99 = percentiles(lambda q: semantic.score_tools(q, top=50), texts)
+    f50, f99 = percentiles(lambda q: fused_service.search_tool_by_category(q, limit=5), texts)
+    print(
+        f"e5: embedding {len(catalog)} tools took {built:.1f} s; query p50 {p50:.1f} ms "
+        f"(p99 {p99:.1f}); fused search p50 {f50:.1f} ms (p99 {f99:.1f}); "
+        f"matrix {semantic.tools.nbytes / 2**20:.1f} MiB; process RSS +{_rss_mib() - rss:.0f} MiB "
+        "(model and engine, outside tracemalloc)"
+    )
+    return rows
+
+
+def _rss_mib() -> float:
+    """Resident set size of this process, from /proc (0 where it is not available)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def quality(name: DatasetName, semantic_step: int) -> None:
     """The quality table for one shared data set, every system in this one run."""
     records, queries = load_records(name), load_queries(name)
     catalog = ToolCatalog.from_records(records)
@@ -391,13 +458,23 @@ def quality(name: DatasetName) -> None:
     if okapi_s is not None:
         rows.append(("bm25s name+summary+path", evaluate(okapi_s, queries)))
     print(f"== quality, {name}: {len(queries)} queries, {len(catalog)} tools, search at the root")
+    rows.extend(semantic_rows(catalog, queries, semantic_step))
     print_quality(rows)
     print()
 
 
 def main() -> None:
-    for name in DATASETS:
-        quality(name)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--semantic-step",
+        type=int,
+        default=0,
+        help="score the e5 rows on every n-th query (default: 1 for ToolBench, 10 for MetaTool)",
+    )
+    parser.add_argument("--skip-quality", action="store_true")
+    args = parser.parse_args()
+    for name in () if args.skip_quality else DATASETS:
+        quality(name, args.semantic_step or (10 if name == "metatool" else 1))
     records = load_records()
     queries = load_queries()
     texts = [query.query for query in queries]

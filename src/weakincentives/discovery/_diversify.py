@@ -51,32 +51,27 @@ def diversify(
     ids = [tool_id for _, tool_id in head]
     per_request = [_relevance(index, request, ids) for request in requests]
     share = 1.0 / len(requests)
+    rows = {tool_id: [scores.get(tool_id, 0.0) for scores in per_request] for tool_id in ids}
     uncovered = [1.0] * len(requests)
     order: list[tuple[float, str]] = []
     pending = head
     while pending:
-        best = min(pending, key=lambda entry: _loss(entry, per_request, uncovered, share))
+        best = min(pending, key=lambda entry: _loss(entry, rows[entry[1]], uncovered, share))
         pending.remove(best)
         order.append(best)
         uncovered = [
-            left * (1.0 - min(scores.get(best[1], 0.0), 1.0))
-            for scores, left in zip(per_request, uncovered, strict=True)
+            left * (1.0 - min(score, 1.0))
+            for score, left in zip(rows[best[1]], uncovered, strict=True)
         ]
     return order + list(ranked[DIVERSIFY_DEPTH:])
 
 
 def _loss(
-    entry: tuple[float, str],
-    per_request: Sequence[Mapping[str, float]],
-    uncovered: Sequence[float],
-    share: float,
+    entry: tuple[float, str], row: Sequence[float], uncovered: Sequence[float], share: float
 ) -> tuple[float, str]:
     """Smaller is better: minus the xQuAD gain, then the id (ties go to the smaller id)."""
     relevance, tool_id = entry
-    coverage = sum(
-        share * scores.get(tool_id, 0.0) * left
-        for scores, left in zip(per_request, uncovered, strict=True)
-    )
+    coverage = sum(share * score * left for score, left in zip(row, uncovered, strict=True))
     return (-((1 - _MIX) * relevance + _MIX * coverage), tool_id)
 
 

@@ -107,6 +107,9 @@ class Postings:
 
     def score_documents(self, terms: Iterable[str], positions: Sequence[int]) -> dict[int, float]:
         """Exact scores of just ``positions`` (those that match), by binary search per term."""
+        if self.vectorised:
+            spans = [self.spans[term] for term in dict.fromkeys(terms) if term in self.spans]
+            return _vectorised.lookup(self.ids, self.impacts, spans, positions)
         scores: dict[int, float] = {}
         for term in dict.fromkeys(terms):
             if term not in self.spans:

@@ -23,6 +23,7 @@ from weakincentives.discovery._catalog import ToolCatalog, TreePath
 from weakincentives.discovery._documents import FIELDS, collect
 from weakincentives.discovery._freeze import FieldOccurrences
 from weakincentives.discovery._postings import Postings
+from weakincentives.errors import ConfigValidationError
 
 __all__ = ["BM25Index", "BM25Ranker", "FieldWeights", "RankIndex", "Ranker"]
 
@@ -138,6 +139,14 @@ class BM25Ranker:
         tool_lend = [lend[node_at[tool.path]] if tool.path in node_at else 0.0 for tool in tools]
         found = collect(catalog, members)
         vectorised = _vectorised.available() if self.vectorised is None else self.vectorised
+        if vectorised and not _vectorised.available():
+            raise ConfigValidationError(
+                "BM25Ranker(vectorised=True) needs numpy, which cannot be imported here; "
+                "install numpy or leave vectorised=None to use it only when present",
+                config_type=BM25Ranker,
+                field_name="vectorised",
+                value=True,
+            )
         freeze = _vectorised.freeze if vectorised else _freeze.freeze
 
         def postings(

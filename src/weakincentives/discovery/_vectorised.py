@@ -24,14 +24,15 @@ from weakincentives.discovery._freeze import FieldOccurrences, Frozen, idf
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["available", "freeze", "top_scores"]
+__all__ = ["available", "freeze", "lookup", "numpy_module", "top_scores"]
 
 type _Array = Any
 """A numpy array (numpy is optional, so its types are not named here)."""
 
 
 @functools.cache
-def _numpy() -> ModuleType | None:
+def numpy_module() -> ModuleType | None:
+    """The numpy module, or None where it cannot be imported (imported once, on first use)."""
     try:
         import numpy  # noqa: PLC0415 - optional, and slow to import
     except ImportError:  # pragma: no cover - numpy is a dev dependency
@@ -41,11 +42,11 @@ def _numpy() -> ModuleType | None:
 
 def available() -> bool:
     """Say whether numpy can be imported here."""
-    return _numpy() is not None
+    return numpy_module() is not None
 
 
 def _np() -> ModuleType:
-    numpy = _numpy()
+    numpy = numpy_module()
     if numpy is None:  # pragma: no cover - callers check available() first
         raise RuntimeError("numpy is not installed")
     return numpy
@@ -63,33 +64,10 @@ def freeze(
     """The same as :func:`weakincentives.discovery._freeze.freeze`, with numpy."""
     np = _np()
     count = size or 1
-    parts: list[tuple[_Array, _Array]] = []
-    for field in fields:
-        if field.weight == 0 or not field.terms:
-            continue
-        docs = np.frombuffer(field.docs, dtype=np.uint32)
-        mean = len(field.terms) / count
-        lengths = np.bincount(docs, minlength=count)
-        norms = field.weight / ((1 - field.damping) + field.damping * lengths / mean)
-        keys = np.frombuffer(field.terms, dtype=np.uint32).astype(np.int64)
-        keys *= count
-        keys += docs
-        keys.sort()
-        unique, _, times = _runs(keys)
-        del keys
-        if presence:
-            times = np.ones_like(times)
-        parts.append((unique, times * norms[unique % count]))
-    if not parts:
+    found = _pseudo(fields, count, presence=presence)
+    if found is None:
         return Frozen(ids=array("I"), impacts=array("f"), spans={}, ceiling={}, peak={})
-    keys = np.concatenate([unique for unique, _ in parts])
-    keys.sort()
-    keys = _runs(keys)[0]
-    pseudo = np.zeros(len(keys), dtype=np.float64)
-    while parts:
-        unique, values = parts.pop(0)
-        pseudo[np.searchsorted(keys, unique)] += values
-    del unique, values
+    keys, pseudo = found
     term_of, doc_of = np.divmod(keys, count)
     del keys
     held_terms, starts, held = _runs(term_of)
@@ -128,6 +106,41 @@ def freeze(
     frozen_impacts: array[float] = array("f")
     frozen_impacts.frombytes(memoryview(impacts).cast("B"))
     return Frozen(ids=ids, impacts=frozen_impacts, spans=spans, ceiling=ceiling, peak=peak)
+
+
+def _pseudo(
+    fields: Sequence[FieldOccurrences], count: int, *, presence: bool
+) -> tuple[_Array, _Array] | None:
+    """Sorted (term * count + doc) keys and their BM25F pseudo frequencies, or None."""
+    np = _np()
+    parts: list[tuple[_Array, _Array]] = []
+    for field in fields:
+        if field.weight == 0 or not field.terms:
+            continue
+        docs = np.frombuffer(field.docs, dtype=np.uint32)
+        mean = len(field.terms) / count
+        lengths = np.bincount(docs, minlength=count)
+        norms = field.weight / ((1 - field.damping) + field.damping * lengths / mean)
+        keys = np.frombuffer(field.terms, dtype=np.uint32).astype(np.int64)
+        keys *= count
+        keys += docs
+        keys.sort()
+        unique, _, times = _runs(keys)
+        del keys
+        if presence:
+            times = np.ones_like(times)
+        parts.append((unique, times * norms[unique % count]))
+    if not parts:
+        return None
+    keys = np.concatenate([unique for unique, _ in parts])
+    keys.sort()
+    keys = _runs(keys)[0]
+    pseudo = np.zeros(len(keys), dtype=np.float64)
+    # Field by field, in field order: the same sums, in the same order, as the Python twin.
+    while parts:
+        unique, values = parts.pop(0)
+        pseudo[np.searchsorted(keys, unique)] += values
+    return keys, pseudo
 
 
 def _runs(ordered: _Array) -> tuple[_Array, _Array, _Array]:
@@ -174,6 +187,31 @@ def top_scores(
     if top is None or (accept is None and len(matched) <= top):
         return dict(zip(matched.tolist(), scores[matched].tolist(), strict=True))
     return _best(scores, matched, top, accept)
+
+
+def lookup(
+    ids: array[int],
+    impacts: array[float],
+    spans: Sequence[tuple[int, int]],
+    positions: Sequence[int],
+) -> dict[int, float]:
+    """Scores of just ``positions`` (those that match): one binary search per term, vectorised.
+
+    Terms are added in the order given, as the pure-Python lookup does.
+    """
+    np = _np()
+    all_ids = np.frombuffer(ids, dtype=np.uint32)
+    all_impacts = np.frombuffer(impacts, dtype=np.float32)
+    wanted = np.asarray(positions, dtype=np.int64)
+    scores = np.zeros(len(wanted), dtype=np.float64)
+    found = np.zeros(len(wanted), dtype=np.bool_)
+    for start, end in spans:
+        listed = all_ids[start:end]
+        at = np.minimum(np.searchsorted(listed, wanted), len(listed) - 1)
+        hit = listed[at] == wanted
+        scores[hit] += all_impacts[start + at[hit]]
+        found |= hit
+    return dict(zip(wanted[found].tolist(), scores[found].tolist(), strict=True))
 
 
 def _best(
