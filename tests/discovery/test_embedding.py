@@ -148,15 +148,19 @@ class TestFusion:
         assert results[0].tool_id == "finance"
 
     def test_reciprocal_ranks_are_summed_and_normalised(self) -> None:
-        """A tool first for both rankers scores 1.0; one first for a single ranker, half."""
+        """First for every ranker scores 1.0; first for the second only, its share (1/3 here).
+
+        By default the first ranker weighs 1 and the others 0.5, with ``k = 5``.
+        """
         catalog = _gap_catalog()
         semantic = EmbeddingRanker(embedder=ConceptEmbedder())
-        index = FusedRanker(rankers=(semantic, semantic), k=60).index(catalog)
+        index = FusedRanker(rankers=(semantic, semantic)).index(catalog)
         scores = index.score_tools("weather forecast")
         assert scores["weather"] == 1.0
-        one_sided = FusedRanker(rankers=(BM25Ranker(), semantic), k=60).index(catalog)
+        one_sided = FusedRanker(rankers=(BM25Ranker(), semantic)).index(catalog)
         gap = one_sided.score_tools("bitcoin", top=2)
-        assert gap["finance"] == pytest.approx(0.5)
+        assert gap["finance"] == pytest.approx(1 / 3)
+        assert gap["weather"] == pytest.approx((0.5 / 8) / (1.5 / 6))  # third: ties go by id
 
     def test_an_exact_name_keeps_full_relevance(self) -> None:
         """BM25F's exact-name 1.0 survives fusion, so naming a tool finds it first."""

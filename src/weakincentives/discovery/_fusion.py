@@ -27,15 +27,19 @@ class FusedRanker:
 
     rankers: Sequence[Ranker] = field(default_factory=lambda: (BM25Ranker(),))
     weights: Sequence[float] | None = None
-    """Weight of each ranker's reciprocal ranks (None: all 1)."""
-    k: int = 60
+    """Weight of each ranker's reciprocal ranks (None: 1 for the first, 0.5 for the others)."""
+    k: int = 5
     """Rank offset: larger values flatten the difference between the first ranks."""
     depth: int = 100
     """How many of each ranker's best results take part (at least the caller's ``top``)."""
 
     def index(self, catalog: ToolCatalog) -> FusedIndex:
         """Index ``catalog`` with every ranker."""
-        weights = tuple(self.weights) if self.weights is not None else (1.0,) * len(self.rankers)
+        weights = (
+            tuple(self.weights)
+            if self.weights is not None
+            else (1.0,) + (0.5,) * (len(self.rankers) - 1)
+        )
         if not self.rankers or len(weights) != len(self.rankers) or min(weights) <= 0:
             raise ConfigValidationError(
                 "FusedRanker needs at least one ranker and one positive weight per ranker "
