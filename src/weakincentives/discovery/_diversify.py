@@ -12,6 +12,7 @@ A query with one request keeps its order.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Mapping, Sequence
 
@@ -54,10 +55,17 @@ def diversify(
     rows = {tool_id: [scores.get(tool_id, 0.0) for scores in per_request] for tool_id in ids}
     uncovered = [1.0] * len(requests)
     order: list[tuple[float, str]] = []
-    pending = head
+    # Lazy greedy: a loss can only grow as requests get covered (exactly so in floating
+    # point: every factor is at most 1), so a stale loss is a lower bound, and an entry
+    # whose fresh loss still beats every other stale one is the true best.
+    pending = [(_loss(entry, rows[entry[1]], uncovered, share), entry) for entry in head]
+    heapq.heapify(pending)
     while pending:
-        best = min(pending, key=lambda entry: _loss(entry, rows[entry[1]], uncovered, share))
-        pending.remove(best)
+        _, best = heapq.heappop(pending)
+        fresh = _loss(best, rows[best[1]], uncovered, share)
+        if pending and fresh > pending[0][0]:
+            heapq.heappush(pending, (fresh, best))
+            continue
         order.append(best)
         uncovered = [
             left * (1.0 - min(score, 1.0))
