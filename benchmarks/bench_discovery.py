@@ -20,6 +20,8 @@ Run: ``.venv/bin/python benchmarks/bench_discovery.py`` (needs the ``bench`` ext
 
 from __future__ import annotations
 
+import argparse
+import functools
 import gc
 import json
 import math
@@ -41,12 +43,17 @@ from weakincentives.discovery import (
     BM25Index,
     BM25Ranker,
     DiscoveryError,
+    E5Embedder,
+    EmbeddingRanker,
+    FusedIndex,
+    FusedRanker,
     ToolCatalog,
     ToolDiscovery,
     load_index,
     save_index,
     tokenize,
 )
+from weakincentives.errors import ConfigValidationError
 
 SCALE = 100_000
 LATENCY_QUERIES_AT_SCALE = 200
@@ -363,7 +370,68 @@ def bm25s_baseline(records: Sequence[Mapping[str, object]]) -> Ranking | None:
     return rank
 
 
-def quality(name: DatasetName) -> None:
+def semantic_rows(
+    catalog: ToolCatalog, queries: Sequence[Query], step: int
+) -> list[tuple[str, dict[str, Scores]]]:
+    """BM25F fused with the bundled e5 model, e5 alone, and BM25F on the same queries.
+
+    Embedding a query takes tens of milliseconds on this machine, so the semantic rows
+    use every ``step``-th query; the BM25F row beside them uses the same ones.
+    """
+    try:
+        embedder = E5Embedder()
+    except ConfigValidationError as exc:
+        print(f"semantic ranker skipped: {exc}")
+        return []
+    sample = list(queries[::step])
+    rss = _rss_mib()
+    started = time.perf_counter()
+    semantic = EmbeddingRanker(embedder=embedder).index(catalog)
+    built = time.perf_counter() - started
+    fused = FusedRanker(rankers=(BM25Ranker(), EmbeddingRanker(embedder=embedder)))
+    fused_index = FusedIndex(
+        indexes=(BM25Ranker().index(catalog), semantic),
+        weights=(1.0, 0.5),
+        k=fused.k,
+        depth=fused.depth,
+    )
+    fused_service = ToolDiscovery(catalog, index=fused_index)
+    label = f" (every {step}. query)" if step > 1 else ""
+    rows = [
+        (
+            f"wink BM25F + e5, RRF{label}",
+            evaluate(ranking_of(fused_service), sample),
+        ),
+        (
+            f"e5 alone{label}",
+            evaluate(ranking_of(ToolDiscovery(catalog, index=semantic)), sample),
+        ),
+        (f"wink BM25F default{label}", evaluate(ranking_of(ToolDiscovery(catalog)), sample)),
+    ]
+    texts = [query.query for query in sample[:100]]
+    p50, p99 = percentiles(lambda q: semantic.score_tools(q, top=50), texts)
+    f50, f99 = percentiles(lambda q: fused_service.search_tool_by_category(q, limit=5), texts)
+    print(
+        f"e5: embedding {len(catalog)} tools took {built:.1f} s; query p50 {p50:.1f} ms "
+        f"(p99 {p99:.1f}); fused search p50 {f50:.1f} ms (p99 {f99:.1f}); "
+        f"matrix {semantic.tools.nbytes / 2**20:.1f} MiB; process RSS +{_rss_mib() - rss:.0f} MiB "
+        "(model and engine, outside tracemalloc)"
+    )
+    return rows
+
+
+def _rss_mib() -> float:
+    """Resident set size of this process, from /proc (0 where it is not available)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def quality(name: DatasetName, semantic_step: int) -> None:
     """The quality table for one shared data set, every system in this one run."""
     records, queries = load_records(name), load_queries(name)
     catalog = ToolCatalog.from_records(records)
@@ -391,13 +459,138 @@ def quality(name: DatasetName) -> None:
     if okapi_s is not None:
         rows.append(("bm25s name+summary+path", evaluate(okapi_s, queries)))
     print(f"== quality, {name}: {len(queries)} queries, {len(catalog)} tools, search at the root")
+    rows.extend(semantic_rows(catalog, queries, semantic_step))
     print_quality(rows)
     print()
 
 
+def scale(big_records: list[dict[str, object]], texts: list[str], queries: list[Query]) -> None:
+    """The goals at 100,000 tools: build, memory, search latency, deep pages, file."""
+    started = time.perf_counter()
+    big = ToolCatalog.from_records(big_records)
+    print(
+        f"== scale: {len(big)} tools, {len(big.nodes)} category nodes "
+        f"(catalogue built in {time.perf_counter() - started:.1f} s)"
+    )
+    print("CPU seconds (process_time) and tracemalloc; the machine is shared, so compare rows")
+    print(f"{'kernel':<30}{'build_s':>9}{'wall_s':>8}{'peak_MiB':>10}{'kept_MiB':>10}", end="")
+    print(f"{'p50_ms':>8}{'p99_ms':>8}{'page20':>8}")
+    sample = texts[:LATENCY_QUERIES_AT_SCALE]
+    services: dict[bool, ToolDiscovery] = {}
+    for vectorised in (True, False):
+        gc.collect()
+        cpu, wall = time.process_time(), time.perf_counter()
+        index = BM25Ranker(vectorised=vectorised).index(big)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        del index
+        gc.collect()
+        tracemalloc.start()
+        index = BM25Ranker(vectorised=vectorised).index(big)
+        kept, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        service = services[vectorised] = ToolDiscovery(big, index=index)
+        p50, p99 = cpu_percentiles(functools.partial(page, service, cursors={}), sample)
+        cursors = {query: cursor_of_page(service, query, 20) for query in sample[:50]}
+        deep = [query for query, cursor in cursors.items() if cursor is not None]
+        deep50, _ = cpu_percentiles(functools.partial(page, service, cursors=cursors), deep)
+        first50, _ = cpu_percentiles(functools.partial(page, service, cursors={}), deep)
+        name = "numpy" if vectorised else "pure Python"
+        print(
+            f"{'BM25F, ' + name:<30}{cpu:>9.2f}{wall:>8.2f}{peak / 2**20:>10.0f}"
+            f"{kept / 2**20:>10.0f}{p50:>8.2f}{p99:>8.2f}{deep50 / first50:>8.2f}"
+        )
+    okapi = bm25s_build(big_records)
+    if okapi is not None:
+        print(f"{'bm25s index (calibration)':<30}{okapi[0]:>9.2f}{okapi[1]:>8.2f}")
+    print("page20: p50 CPU time of page 20 of a search (limit 2, its cursor) over page 1's")
+    big_service = services[True]
+    scan50, _ = percentiles(linear_scan(big), sample[:50])
+    print(f"linear scan over term sets, p50 {scan50:.1f} ms")
+    big_rank = ranking_of(big_service)
+    strict = evaluate(big_rank, queries)["all"]
+    folded = evaluate(lambda q: [tool_id.split("~")[0] for tool_id in big_rank(q)], queries)
+    print(
+        f"R@5 at {len(big)}: {strict.recall5:.3f} counting only the labelled originals "
+        f"(their near-copies crowd them out), {folded['all'].recall5:.3f} counting a copy "
+        "as its original"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "index.bin"
+        started = time.perf_counter()
+        save_index(cast("BM25Index", big_service.index), saved)
+        written = time.perf_counter()
+        load_index(saved, big)
+        loaded = time.perf_counter()
+        print(
+            f"index file at {len(big)}: {saved.stat().st_size / 2**20:.0f} MiB, "
+            f"save {(written - started):.2f} s, load {(loaded - written):.2f} s"
+        )
+
+
+def page(service: ToolDiscovery, query: str, *, cursors: Mapping[str, str | None]) -> object:
+    """One page of a search with limit 2: the first, or the one ``cursors[query]`` points at."""
+    return service.search_tool_by_category(query, limit=2, cursor=cursors.get(query))
+
+
+def cursor_of_page(service: ToolDiscovery, query: str, number: int) -> str | None:
+    """The cursor of page ``number`` (limit 2), found by walking; None if there is none."""
+    cursor = service.search_tool_by_category(query, limit=2).next_cursor
+    for _ in range(number - 2):
+        if cursor is None:
+            return None
+        cursor = service.search_tool_by_category(query, limit=2, cursor=cursor).next_cursor
+    return cursor
+
+
+def cpu_percentiles(action: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
+    """p50 and p99 in ms of CPU time per query (best of 3), less sensitive to other jobs."""
+    gc.collect()
+    times = []
+    for query in queries:
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            action(query)
+            best = min(best, time.process_time() - start)
+        times.append(best * 1000)
+    times.sort()
+    return times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+
+
+def bm25s_build(records: Sequence[Mapping[str, object]]) -> tuple[float, float] | None:
+    """CPU and wall seconds for bm25s to index ``records`` (tokenised beforehand), if installed."""
+    try:
+        import bm25s  # noqa: PLC0415 - optional baseline
+    except ImportError:
+        return None
+    corpus = [
+        baseline_tokens(
+            f"{record['name']} {record['summary']} "
+            + " ".join(str(p) for p in cast("list[object]", record["path"]))
+        )
+        for record in records
+    ]
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    bm25s.BM25().index(corpus, show_progress=False)
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
 def main() -> None:
-    for name in DATASETS:
-        quality(name)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--semantic-step",
+        type=int,
+        default=0,
+        help="score the e5 rows on every n-th query (default: 1 for ToolBench, 10 for MetaTool)",
+    )
+    parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--quality-only", action="store_true")
+    args = parser.parse_args()
+    for name in () if args.skip_quality else DATASETS:
+        quality(name, args.semantic_step or (10 if name == "metatool" else 1))
+    if args.quality_only:
+        return
     records = load_records()
     queries = load_queries()
     texts = [query.query for query in queries]
@@ -427,54 +620,8 @@ def main() -> None:
     print(f"build: catalogue {build_catalog * 1000:.0f} ms, index {build_index * 1000:.0f} ms")
 
     big_records = scaled_records(records, SCALE)
-    started = time.perf_counter()
-    big = ToolCatalog.from_records(big_records)
-    catalogued = time.perf_counter()
-    big_service = ToolDiscovery(big)
-    indexed = time.perf_counter()
-    sample = texts[:LATENCY_QUERIES_AT_SCALE]
-    big50, big99 = percentiles(search(big_service), sample)
-    big_scan50, big_scan99 = percentiles(linear_scan(big), sample[:50])
-    print(
-        f"{'search_tool_by_category (index)':<48}{len(big):>8}{big50:>9.3f}{big99:>9.3f}{1.0:>7.2f}"
-    )
-    print(
-        f"{'linear scan over term sets (50 queries)':<48}{len(big):>8}{big_scan50:>9.3f}"
-        f"{big_scan99:>9.3f}{big_scan50 / big50:>7.2f}"
-    )
-    print(
-        f"build at {len(big)}: catalogue {(catalogued - started):.1f} s, "
-        f"index {(indexed - catalogued):.1f} s ({len(big.nodes)} category nodes)"
-    )
-    big_rank = ranking_of(big_service)
-    strict = evaluate(big_rank, queries)["all"]
-    folded = evaluate(lambda q: [tool_id.split("~")[0] for tool_id in big_rank(q)], queries)
-    print(
-        f"R@5 at {len(big)}: {strict.recall5:.3f} counting only the labelled originals "
-        f"(their near-copies crowd them out), {folded['all'].recall5:.3f} counting a copy "
-        "as its original"
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        saved = Path(folder) / "index.bin"
-        started = time.perf_counter()
-        save_index(cast("BM25Index", big_service.index), saved)
-        written = time.perf_counter()
-        load_index(saved, big)
-        loaded = time.perf_counter()
-        print(
-            f"index file at {len(big)}: {saved.stat().st_size / 2**20:.0f} MiB, "
-            f"save {(written - started):.2f} s, load {(loaded - written):.2f} s"
-        )
-    del big_service, big
-    gc.collect()
-    tracemalloc.start()
-    traced = ToolDiscovery(ToolCatalog.from_records(big_records))
-    current, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(
-        f"memory at {len(traced.catalog)}: {current / 2**20:.0f} MiB retained "
-        f"(catalogue + index + service), {peak / 2**20:.0f} MiB peak while building"
-    )
+    print()
+    scale(big_records, texts, queries)
 
     print()
     print("== tokens (o200k_base)")

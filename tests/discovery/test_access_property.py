@@ -144,5 +144,6 @@ def test_hidden_tools_never_appear_in_anything_discovery_says(world: World) -> N
     for segment in all_segments - shown_segments:
         assert segment not in text, f"category {segment} holds only hidden tools but was shown"
     assert counts[0] == len(visible)
-    assert f"catalogue of {len(visible)} tools" in text
+    noun = "tool" if len(visible) == 1 else "tools"
+    assert f"catalogue of {len(visible)} {noun} that" in text
     assert all(0 < count <= len(visible) for count in counts[1:])

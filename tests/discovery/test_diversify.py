@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from weakincentives.discovery import (
     BM25Ranker,
@@ -98,3 +102,86 @@ def test_any_ranker_can_be_diversified() -> None:
     ranked = sorted(((s, t) for t, s in scores.items()), key=lambda e: (-e[0], e[1]))
     assert diversify(QUERY, ranked, _ScoresOnly(index)) == diversify(QUERY, ranked, index)
     assert diversify("weather", ranked, index) == ranked
+
+
+@dataclass(frozen=True, slots=True)
+class _TableIndex:
+    """Relevance of each tool to each request, given as a table (no ranking of its own)."""
+
+    table: Mapping[str, Mapping[str, float]]
+
+    def relevance_of(self, query: str, tool_ids: Sequence[str]) -> Mapping[str, float]:
+        row = self.table[query]
+        return {tool_id: row[tool_id] for tool_id in tool_ids if tool_id in row}
+
+    def score_tools(
+        self, query: str, *, top: int | None = None, within: Container[str] | None = None
+    ) -> Mapping[str, float]:
+        return dict(self.table[query])
+
+    def score_nodes(
+        self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
+    ) -> Mapping[TreePath, float]:
+        return {}
+
+
+def _plain_greedy(
+    ranked: list[tuple[float, str]], rows: Sequence[Mapping[str, float]]
+) -> list[tuple[float, str]]:
+    """xQuAD as first written: evaluate every pending candidate at every step."""
+    share = 1.0 / len(rows)
+    uncovered = [1.0] * len(rows)
+    order: list[tuple[float, str]] = []
+    pending = list(ranked)
+    while pending:
+
+        def loss(entry: tuple[float, str], uncovered: list[float] = uncovered) -> tuple[float, str]:
+            coverage = sum(
+                share * row.get(entry[1], 0.0) * left
+                for row, left in zip(rows, uncovered, strict=True)
+            )
+            return (-(0.5 * entry[0] + 0.5 * coverage), entry[1])
+
+        best = min(pending, key=loss)
+        pending.remove(best)
+        order.append(best)
+        uncovered = [
+            left * (1.0 - min(row.get(best[1], 0.0), 1.0))
+            for row, left in zip(rows, uncovered, strict=True)
+        ]
+    return order
+
+
+_REQUESTS = ("Quote disability cover", "Redeem loyalty points", "Book a meeting room")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    relevance=st.lists(
+        st.tuples(
+            st.floats(0.01, 1.0),
+            st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]), min_size=3, max_size=3),
+        ),
+        min_size=2,
+        max_size=30,
+    ),
+    requests=st.integers(min_value=2, max_value=3),
+)
+def test_the_lazy_greedy_picks_what_the_plain_greedy_picks(
+    relevance: list[tuple[float, list[float]]], requests: int
+) -> None:
+    """Re-evaluating only the stale best candidate gives the same order, ties included."""
+    ranked = sorted(
+        ((score, f"t{i:02d}") for i, (score, _) in enumerate(relevance)),
+        key=lambda entry: (-entry[0], entry[1]),
+    )
+    asked = _REQUESTS[:requests]
+    table = {
+        request: {f"t{i:02d}": row[r] for i, (_, row) in enumerate(relevance) if row[r] > 0}
+        for r, request in enumerate(asked)
+    }
+    query = ". ".join(asked) + "."
+    assert requests_of(query) == [f"{request}." for request in asked]
+    index = _TableIndex({f"{request}.": row for request, row in table.items()})
+    rows = [table[request] for request in asked]
+    assert diversify(query, ranked, index) == _plain_greedy(ranked, rows)

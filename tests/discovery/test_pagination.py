@@ -56,7 +56,7 @@ _HIDDEN = frozenset(tool.tool_id for tool in BIG.tools[::7])
 def _service(limit_policy: bool, prune: bool) -> ToolDiscovery:
     return ToolDiscovery(
         BIG,
-        ranker=BM25Ranker(prune_above=0 if prune else 4096),
+        ranker=BM25Ranker(prune_above=0, vectorised=False) if prune else BM25Ranker(),
         access=IdAccessPolicy(hidden=_HIDDEN) if limit_policy else None,
         cursor_secret=SECRET,
         new_id=lambda: "step",
@@ -270,7 +270,7 @@ class _CountingIndex:
 
 def test_a_deep_page_asks_the_index_exactly_what_the_first_page_asked() -> None:
     """Page 20 of a search costs what page 1 does: the same index calls, none growing with depth."""
-    counting = _CountingIndex(BM25Ranker(prune_above=0).index(BIG))
+    counting = _CountingIndex(BM25Ranker(prune_above=0, vectorised=False).index(BIG))
     service = ToolDiscovery(BIG, index=counting, cursor_secret=SECRET, diversify=False)
     page = service.search_tool_by_category("records", limit=1)
     first = list(counting.calls)

@@ -257,15 +257,24 @@ def test_pruned_top_k_equals_exhaustive_top_k(
     catalog = ToolCatalog(tools=tools)
     within = frozenset(tool.tool_id for i, tool in enumerate(tools) if i not in hidden)
     text = " ".join(query)
-    exhaustive = BM25Ranker().index(catalog).score_tools(text)
-    pruned = BM25Ranker(prune_above=0).index(catalog).score_tools(text, top=top, within=within)
+    exhaustive = BM25Ranker(vectorised=False).index(catalog).score_tools(text)
+    pruned = (
+        BM25Ranker(prune_above=0, vectorised=False)
+        .index(catalog)
+        .score_tools(text, top=top, within=within)
+    )
+    vectorised = (
+        BM25Ranker(vectorised=True).index(catalog).score_tools(text, top=top, within=within)
+    )
 
     def best(scores: Mapping[str, float]) -> list[tuple[str, float]]:
         inside = [(tool_id, score) for tool_id, score in scores.items() if tool_id in within]
         return sorted(inside, key=lambda item: (-item[1], item[0]))[:top]
 
     assert best(pruned) == best(exhaustive)
+    assert best(vectorised) == best(exhaustive)
     assert all(pruned[tool_id] == exhaustive[tool_id] for tool_id in pruned)
+    assert all(vectorised[tool_id] == exhaustive[tool_id] for tool_id in vectorised)
 
 
 def test_pruned_node_search_keeps_the_best_nodes(catalog: ToolCatalog) -> None:
@@ -273,7 +282,7 @@ def test_pruned_node_search_keeps_the_best_nodes(catalog: ToolCatalog) -> None:
     full = BM25Ranker().index(catalog).score_nodes("storage bucket object")
     within = frozenset(path for path in full if path != ("Storage",))
     pruned = (
-        BM25Ranker(prune_above=0)
+        BM25Ranker(prune_above=0, vectorised=False)
         .index(catalog)
         .score_nodes("storage bucket object", top=2, within=within)
     )
@@ -289,7 +298,7 @@ def test_pruning_keeps_reading_while_weaker_terms_can_still_win() -> None:
         for i, name in enumerate(names)
     ]
     catalog = ToolCatalog(tools=tools)
-    ranker = BM25Ranker(sibling_weight=0, prune_above=0)
+    ranker = BM25Ranker(sibling_weight=0, prune_above=0, vectorised=False)
     exhaustive = BM25Ranker(sibling_weight=0).index(catalog).score_tools("alpha beta gamma")
     pruned = ranker.index(catalog).score_tools("alpha beta gamma", top=1)
     assert _order(exhaustive)[0] == "t1"
@@ -311,7 +320,11 @@ def test_pruning_looks_up_long_lists_for_the_few_remaining_candidates() -> None:
     catalog = ToolCatalog(tools=tools)
     query = "quasar pulsar common records"
     exhaustive = BM25Ranker(sibling_weight=0).index(catalog).score_tools(query)
-    pruned = BM25Ranker(sibling_weight=0, prune_above=0).index(catalog).score_tools(query, top=1)
+    pruned = (
+        BM25Ranker(sibling_weight=0, prune_above=0, vectorised=False)
+        .index(catalog)
+        .score_tools(query, top=1)
+    )
     assert pruned == {"t007": exhaustive["t007"]}
 
 

@@ -122,7 +122,7 @@ class TestRendering:
         )
         hidden = IdAccessPolicy(hidden=frozenset({"scale_service"}))
         text = prompt_with(ToolDiscovery(catalog, access=hidden)).render().text
-        assert "catalogue of 1 tools" in text
+        assert "catalogue of 1 tool that" in text
         assert "Top-level categories: Ops." in text
         assert "Secret" not in text
 
@@ -303,6 +303,25 @@ class TestFailures:
         listing, nodes = response.tool_results
         assert listing.message == "3 categories and 0 tools."
         assert nodes.message.endswith("matching categories.")
+
+    def test_messages_count_one_thing_in_the_singular(self) -> None:
+        """One category, one tool and one match are not written as plurals."""
+        catalog = ToolCatalog.from_tools([(("Ops", "Deploys"), ROLLBACK), (("Ops",), SCALE)])
+        response, _ = run(
+            ToolDiscovery(catalog),
+            ScriptedTurn(
+                tool_calls=(
+                    call("list", path=["Ops"]),
+                    call("search_tool_by_category", query="scale service replicas", limit=1),
+                    call("search_nodes", query="deploys", limit=1),
+                )
+            ),
+        )
+        assert [result.message for result in response.tool_results] == [
+            "1 category and 1 tool.",
+            "1 matching tool.",
+            "1 matching category.",
+        ]
 
 
 def toolbench_executor() -> CallableExecutor:

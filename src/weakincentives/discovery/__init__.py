@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from weakincentives.discovery._access import AccessPolicy, AllowAll, IdAccessPolicy
 from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
+from weakincentives.discovery._e5 import E5Embedder
+from weakincentives.discovery._embedding import (
+    Embedder,
+    EmbeddingIndex,
+    EmbeddingRanker,
+    HashingEmbedder,
+)
 from weakincentives.discovery._errors import (
     DiscoveryError,
     DiscoveryFailure,
@@ -33,6 +40,7 @@ from weakincentives.discovery._executor import (
     ToolExecutor,
     ToolFunction,
 )
+from weakincentives.discovery._fusion import FusedIndex, FusedRanker
 from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, load_index, save_index
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._requests import MAX_LIMIT
@@ -81,10 +89,17 @@ __all__ = [
     "DiscoveryFailure",
     "DiscoveryOperation",
     "DiscoverySearched",
+    "E5Embedder",
+    "Embedder",
+    "EmbeddingIndex",
+    "EmbeddingRanker",
     "ErrorCode",
     "ExpandToolParams",
     "ExpandedTool",
     "FieldWeights",
+    "FusedIndex",
+    "FusedRanker",
+    "HashingEmbedder",
     "Hint",
     "HintKind",
     "IdAccessPolicy",

@@ -107,7 +107,8 @@ class BM25Index:
         node_ceiling = self.nodes.ceiling_of(terms)
         holders = sorted({node for p in positions for node in self.holders[p]})
         if node_ceiling and holders:
-            for node, score in self.nodes.score_documents(terms, holders).items():
+            found = self.nodes.score_documents(terms, holders)
+            for node, score in sorted(found.items()):
                 lent = self.lend[node] * score / node_ceiling
                 for p in self.members[node]:
                     if ids[p] in result or p in positions:

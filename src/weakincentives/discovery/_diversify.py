@@ -12,6 +12,7 @@ A query with one request keeps its order.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Mapping, Sequence
 
@@ -51,32 +52,34 @@ def diversify(
     ids = [tool_id for _, tool_id in head]
     per_request = [_relevance(index, request, ids) for request in requests]
     share = 1.0 / len(requests)
+    rows = {tool_id: [scores.get(tool_id, 0.0) for scores in per_request] for tool_id in ids}
     uncovered = [1.0] * len(requests)
     order: list[tuple[float, str]] = []
-    pending = head
+    # Lazy greedy: a loss can only grow as requests get covered (exactly so in floating
+    # point: every factor is at most 1), so a stale loss is a lower bound, and an entry
+    # whose fresh loss still beats every other stale one is the true best.
+    pending = [(_loss(entry, rows[entry[1]], uncovered, share), entry) for entry in head]
+    heapq.heapify(pending)
     while pending:
-        best = min(pending, key=lambda entry: _loss(entry, per_request, uncovered, share))
-        pending.remove(best)
+        _, best = heapq.heappop(pending)
+        fresh = _loss(best, rows[best[1]], uncovered, share)
+        if pending and fresh > pending[0][0]:
+            heapq.heappush(pending, (fresh, best))
+            continue
         order.append(best)
         uncovered = [
-            left * (1.0 - min(scores.get(best[1], 0.0), 1.0))
-            for scores, left in zip(per_request, uncovered, strict=True)
+            left * (1.0 - min(score, 1.0))
+            for score, left in zip(rows[best[1]], uncovered, strict=True)
         ]
     return order + list(ranked[DIVERSIFY_DEPTH:])
 
 
 def _loss(
-    entry: tuple[float, str],
-    per_request: Sequence[Mapping[str, float]],
-    uncovered: Sequence[float],
-    share: float,
+    entry: tuple[float, str], row: Sequence[float], uncovered: Sequence[float], share: float
 ) -> tuple[float, str]:
     """Smaller is better: minus the xQuAD gain, then the id (ties go to the smaller id)."""
     relevance, tool_id = entry
-    coverage = sum(
-        share * scores.get(tool_id, 0.0) * left
-        for scores, left in zip(per_request, uncovered, strict=True)
-    )
+    coverage = sum(share * score * left for score, left in zip(row, uncovered, strict=True))
     return (-((1 - _MIX) * relevance + _MIX * coverage), tool_id)
 
 

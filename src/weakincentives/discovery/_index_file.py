@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
+from weakincentives.discovery import _vectorised
 from weakincentives.discovery._bm25 import BM25Index
 from weakincentives.discovery._catalog import ToolCatalog
 from weakincentives.discovery._postings import Postings
@@ -32,7 +33,7 @@ from weakincentives.errors import CatalogError
 
 __all__ = ["INDEX_FORMAT_VERSION", "load_index", "save_index"]
 
-INDEX_FORMAT_VERSION = 1
+INDEX_FORMAT_VERSION = 2
 """Bumped whenever the file layout, the tokenizer or the scoring changes."""
 
 _MAGIC = b"WINKBM25"
@@ -89,8 +90,14 @@ def save_index(index: BM25Index, path: str | Path) -> None:
     partial.replace(target)
 
 
-def load_index(path: str | Path, catalog: ToolCatalog) -> BM25Index:
-    """Read an index saved by :func:`save_index` for exactly this ``catalog``."""
+def load_index(
+    path: str | Path, catalog: ToolCatalog, *, vectorised: bool | None = None
+) -> BM25Index:
+    """Read an index saved by :func:`save_index` for exactly this ``catalog``.
+
+    ``vectorised`` chooses numpy scoring as ``BM25Ranker.vectorised`` does (None:
+    when numpy can be imported); the file is the same either way.
+    """
     where = str(path)
     try:
         data = Path(path).read_bytes()
@@ -117,13 +124,14 @@ def load_index(path: str | Path, catalog: ToolCatalog) -> BM25Index:
                 f"{where} was built for another catalogue (fingerprint {header['catalog']}, "
                 f"this one is {catalog.fingerprint}); rebuild the index for this catalogue",
             )
-        return _index(header, memoryview(body)[start + head_size :])
+        fast = _vectorised.available() if vectorised is None else vectorised
+        return _index(header, memoryview(body)[start + head_size :], vectorised=fast)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         # A valid checksum over a malformed header means another writer: refuse it whole.
         raise CatalogError(f"{where} has a malformed header ({exc!r}); rebuild the index") from exc
 
 
-def _index(header: Mapping[str, object], blob: memoryview) -> BM25Index:
+def _index(header: Mapping[str, object], blob: memoryview, *, vectorised: bool) -> BM25Index:
     swap = header["byteorder"] != sys.byteorder
     offset = 0
 
@@ -150,6 +158,7 @@ def _index(header: Mapping[str, object], blob: memoryview) -> BM25Index:
             peak=dict(zip(terms, cast("list[float]", spec["peak"]), strict=True)),
             size=int(cast(int, spec["size"])),
             prune_above=int(cast(int, spec["prune_above"])),
+            vectorised=vectorised,
         )
 
     tools, nodes, stops = (postings(header[name]) for name in ("tools", "nodes", "stops"))

@@ -12,14 +12,18 @@ produce comparable numbers in that range.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from weakincentives.discovery import _freeze, _vectorised
 from weakincentives.discovery._bm25 import BM25Index
-from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
-from weakincentives.discovery._postings import Postings, PostingsBuilder
-from weakincentives.discovery._text import stop_terms, tokenize
+from weakincentives.discovery._catalog import ToolCatalog, TreePath
+from weakincentives.discovery._documents import FIELDS, collect
+from weakincentives.discovery._freeze import FieldOccurrences
+from weakincentives.discovery._postings import Postings
+from weakincentives.errors import ConfigValidationError
 
 __all__ = ["BM25Index", "BM25Ranker", "FieldWeights", "RankIndex", "Ranker"]
 
@@ -53,10 +57,6 @@ class Ranker(Protocol):
     def index(self, catalog: ToolCatalog) -> RankIndex:
         """Precompute whatever scoring needs (inverted lists, embeddings) for ``catalog``."""
         ...
-
-
-_FIELDS = ("name", "summary", "tags", "parent", "ancestors", "params")
-type _Document = dict[str, list[str]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +125,9 @@ class BM25Ranker:
     prune_above: int = 4096
     """Queries touching more postings than this use exact top-k pruning when a caller
     asks only for the best few results; smaller ones are scored exhaustively."""
+    vectorised: bool | None = None
+    """Build and score with numpy: None uses it when it can be imported. The results
+    are identical either way; numpy is much faster on large catalogues."""
 
     def index(self, catalog: ToolCatalog) -> BM25Index:
         """Build the inverted indexes for ``catalog``'s tools and categories."""
@@ -134,43 +137,71 @@ class BM25Ranker:
         members = [catalog.tools_at(node.path) for node in node_list]
         lend = [self._lend_weight(len(group), len(tools)) for group in members]
         tool_lend = [lend[node_at[tool.path]] if tool.path in node_at else 0.0 for tool in tools]
-        tool_docs = [_tool_document(tool) for tool in tools]
-        weights, k1 = self.weights, self.k1
-        tool_postings = _collection(tool_docs, weights, k1, self.prune_above, tool_lend)
-        node_docs = [
-            _node_document(node, [tool_docs[i] for i in members[k]], catalog.children(node.path))
-            for k, node in enumerate(node_list)
-        ]
-        node_postings = _collection(node_docs, weights, k1, self.prune_above, None)
-        del node_docs
-        stops = PostingsBuilder()
-        for tool in tools:
-            stops.add(dict.fromkeys(stop_terms(f"{tool.name} {tool.summary}"), 1.0), k1=k1)
-        exact: dict[tuple[str, ...], list[str]] = {}
-        for tool in tools:
-            keys = {
-                tuple(tokenize(tool.name, joined=False)),
-                tuple(tokenize(tool.tool_id, joined=False)),
-            }
-            for key in keys:
-                if key:
-                    exact.setdefault(key, []).append(tool.tool_id)
+        found = collect(catalog, members)
+        vectorised = _vectorised.available() if self.vectorised is None else self.vectorised
+        if vectorised and not _vectorised.available():
+            raise ConfigValidationError(
+                "BM25Ranker(vectorised=True) needs numpy, which cannot be imported here; "
+                "install numpy or leave vectorised=None to use it only when present",
+                config_type=BM25Ranker,
+                field_name="vectorised",
+                value=True,
+            )
+        freeze = _vectorised.freeze if vectorised else _freeze.freeze
+
+        def postings(
+            fields: Sequence[FieldOccurrences],
+            size: int,
+            factors: Sequence[float] | None = None,
+            *,
+            presence: bool = False,
+        ) -> Postings:
+            frozen = freeze(
+                fields, size=size, terms=found.terms, k1=self.k1, factors=factors, presence=presence
+            )
+            return Postings(
+                ids=frozen.ids,
+                impacts=frozen.impacts,
+                spans=frozen.spans,
+                ceiling=frozen.ceiling,
+                peak=frozen.peak,
+                size=size,
+                prune_above=self.prune_above,
+                vectorised=vectorised,
+            )
+
+        stops = FieldOccurrences(weight=1.0, damping=0.0, terms=found.stops[0], docs=found.stops[1])
+        factors = [1.0 / (1.0 + lent) for lent in tool_lend]
         return BM25Index(
             catalog_fingerprint=catalog.fingerprint,
             tool_ids=tuple(tool.tool_id for tool in tools),
             node_paths=tuple(node.path for node in node_list),
-            tools=tool_postings,
-            nodes=node_postings,
-            stops=stops.build(k1, self.prune_above),
+            tools=postings(self._fields(found.tools), len(tools), factors),
+            nodes=postings(self._fields(found.nodes), len(node_list)),
+            stops=postings([stops], len(tools), presence=True),
             shared=frozenset(p for p, tool in enumerate(tools) if len(set(tool.paths)) > 1),
             members=tuple(members),
-            holders=_holders(members, len(tools)),
+            holders=found.holders,
             positions={tool.tool_id: p for p, tool in enumerate(tools)},
             lend=tuple(lend),
             tool_lend=tuple(tool_lend),
-            exact={key: tuple(ids) for key, ids in exact.items()},
+            exact=found.exact,
             sibling_limit=self.sibling_limit,
         )
+
+    def _fields(
+        self, occurrences: Mapping[str, tuple[array[int], array[int]]]
+    ) -> list[FieldOccurrences]:
+        weights = self.weights
+        return [
+            FieldOccurrences(
+                weight=weights.weight(name),
+                damping=weights.length_damping.get(name, 0.75),
+                terms=occurrences[name][0],
+                docs=occurrences[name][1],
+            )
+            for name in FIELDS
+        ]
 
     def _lend_weight(self, size: int, total: int) -> float:
         if not self.adaptive_siblings:
@@ -178,80 +209,3 @@ class BM25Ranker:
         if size == 0 or total <= 1:
             return 0.0
         return self.sibling_weight * max(0.0, 1.0 - math.log(size) / math.log(total))
-
-
-def _collection(
-    docs: Sequence[_Document],
-    weights: FieldWeights,
-    k1: float,
-    prune_above: int,
-    lend: Sequence[float] | None,
-) -> Postings:
-    count = len(docs) or 1
-    average = {name: (sum(len(doc[name]) for doc in docs) / count) or 1.0 for name in _FIELDS}
-    norms = []
-    for name in _FIELDS:
-        weight = weights.weight(name)
-        damping = weights.length_damping.get(name, 0.75)
-        norms.append((name, weight, damping, average[name]))
-    builder = PostingsBuilder()
-    for position, doc in enumerate(docs):
-        pseudo: dict[str, float] = {}
-        get = pseudo.get
-        for name, weight, damping, mean in norms:
-            terms = doc[name]
-            if not terms or weight == 0:
-                continue
-            norm = weight / (1 - damping + damping * len(terms) / mean)
-            for term in terms:
-                pseudo[term] = get(term, 0.0) + norm
-        # A tool that borrows category evidence keeps 1 / (1 + w) of its own score.
-        factor = 1.0 if lend is None else 1.0 / (1.0 + lend[position])
-        builder.add(pseudo, k1=k1, factor=factor)
-    return builder.build(k1, prune_above)
-
-
-def _holders(members: Sequence[Sequence[int]], count: int) -> tuple[tuple[int, ...], ...]:
-    holders: list[list[int]] = [[] for _ in range(count)]
-    for node, group in enumerate(members):
-        for position in group:
-            holders[position].append(node)
-    return tuple(tuple(nodes) for nodes in holders)
-
-
-def _params(tool: CatalogTool) -> list[str]:
-    properties = tool.args_schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return []
-    return [term for name in properties for term in tokenize(str(name))]
-
-
-def _tool_document(tool: CatalogTool) -> _Document:
-    parents = dict.fromkeys(path[-1] for path in tool.paths)
-    ancestors = dict.fromkeys(segment for path in tool.paths for segment in path[:-1])
-    return {
-        "name": tokenize(tool.name),
-        "summary": tokenize(tool.summary),
-        "tags": tokenize(" ".join(tool.tags)),
-        "parent": tokenize(" ".join(parents)),
-        "ancestors": tokenize(" ".join(ancestors)),
-        "params": _params(tool),
-    }
-
-
-def _node_document(
-    node: CatalogNode, members: Sequence[_Document], children: Sequence[CatalogNode]
-) -> _Document:
-    label = node.name if node.name == node.path[-1] else f"{node.name} {node.path[-1]}"
-    doc: _Document = {
-        "name": tokenize(" ".join(child.name for child in children)),
-        "summary": tokenize(node.summary),
-        "tags": tokenize(" ".join(node.tags)),
-        "parent": tokenize(label),
-        "ancestors": tokenize(" ".join(node.path[:-1])),
-        "params": [],
-    }
-    for member in members:
-        for name in ("name", "summary", "tags", "params"):
-            doc[name].extend(member[name])
-    return doc

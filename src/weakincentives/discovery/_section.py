@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 _RULES = """
-This prompt can reach a catalogue of {count} tools that are not listed as functions.
+This prompt can reach a catalogue of {count} that are not listed as functions.
 Work with it through the discovery tools:
 
 1. Never assume a tool exists: find it with `list` or a search first.
@@ -134,7 +134,9 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
         # reveal tools the access policy hides.
         overview = discovery.overview()
         roots = ", ".join(node.name for node in overview.categories) or "none"
-        template = _RULES.format(count=overview.tool_count, roots=roots.replace("$", "$$"))
+        template = _RULES.format(
+            count=_count(overview.tool_count, "tool"), roots=roots.replace("$", "$$")
+        )
         super().__init__(title=title, key=key, template=template, tools=self._build_tools())
 
     @property
@@ -166,13 +168,13 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
                 lambda: self._bound(context).search_tool_by_category(
                     params.query, tuple(params.category_path), params.limit, params.cursor
                 ),
-                lambda found: f"{len(found.results)} matching tools.",
+                lambda found: f"{_count(len(found.results), 'matching tool')}.",
             )
 
         def search_nodes(params: SearchNodesParams, *, context: ToolContext) -> ToolResult[object]:
             return _answer(
                 lambda: self._bound(context).search_nodes(params.query, params.limit),
-                lambda found: f"{len(found.results)} matching categories.",
+                lambda found: f"{_count(len(found.results), 'matching category')}.",
             )
 
         def expand_tool(params: ExpandToolParams, *, context: ToolContext) -> ToolResult[object]:
@@ -226,7 +228,14 @@ def _answer[R](operation: Callable[[], R], describe: Callable[[R], str]) -> Tool
 
 
 def _listed(listing: ListResponse) -> str:
-    return f"{len(listing.nodes)} categories and {len(listing.tools)} tools."
+    return f"{_count(len(listing.nodes), 'category')} and {_count(len(listing.tools), 'tool')}."
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``, ``1 category``, ``0 categories``."""
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {noun[:-1]}ies" if noun.endswith("y") else f"{number} {noun}s"
 
 
 def _failure(error: DiscoveryError) -> ToolResult[object]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["STOP_WORDS", "stem", "stop_terms", "tokenize"]
+__all__ = ["STOP_WORDS", "split_words", "stem", "stop_terms", "tokenize", "word_terms"]
 
 _STOP_TEXT = """
     a about above after again against all also am an and any are aren't as at be because been
@@ -94,8 +94,13 @@ def _strip_plural(word: str) -> str:
     return word
 
 
+def split_words(text: str) -> list[str]:
+    """The words of ``text`` (runs of letters and digits, with contractions kept whole)."""
+    return _WORD.findall(text.replace("\u2019", "'"))
+
+
 @functools.lru_cache(maxsize=1 << 16)
-def _word_terms(word: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def word_terms(word: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(terms, joined form if any, stop words) of one word; cached: vocabularies are small."""
     if "'" in word:
         if (low := word.lower()) in STOP_WORDS:
@@ -119,8 +124,8 @@ def tokenize(text: str, *, joined: bool = True) -> list[str]:
     joined, right after its parts (``GitHub`` -> ``git``, ``hub``, ``github``).
     """
     terms: list[str] = []
-    for word in _WORD.findall(text.replace("\u2019", "'")):
-        parts, whole, _ = _word_terms(word)
+    for word in split_words(text):
+        parts, whole, _ = word_terms(word)
         terms.extend(parts)
         if joined:
             terms.extend(whole)
@@ -134,6 +139,6 @@ def stop_terms(text: str) -> list[str]:
     still finds the tools sharing a word with it, ranked as a last resort.
     """
     terms: list[str] = []
-    for word in _WORD.findall(text.replace("\u2019", "'")):
-        terms.extend(_word_terms(word)[2])
+    for word in split_words(text):
+        terms.extend(word_terms(word)[2])
     return terms

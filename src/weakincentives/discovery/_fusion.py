@@ -1,0 +1,104 @@
+"""Reciprocal-rank fusion of several rankers behind the one ranking seam.
+
+Scores from different rankers are not comparable (BM25F relevance is a
+share of a perfect lexical match, a cosine is a cosine), but their orders
+are. :class:`FusedRanker` asks each ranker for its best ``depth`` results and
+gives every tool ``sum(weight / (k + rank))`` over the rankers that returned
+it (reciprocal-rank fusion), divided by the best sum possible so relevance
+stays in ``(0, 1]``. A tool the first ranker scores 1.0 (an exact name match
+under BM25F) keeps 1.0, so naming a tool still finds it first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from weakincentives.discovery._catalog import ToolCatalog, TreePath
+from weakincentives.discovery._ranking import BM25Ranker, Ranker, RankIndex
+from weakincentives.errors import ConfigValidationError
+
+__all__ = ["FusedIndex", "FusedRanker"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FusedRanker:
+    """Builds one index per ranker and fuses their rankings (first ranker: lexical)."""
+
+    rankers: Sequence[Ranker] = field(default_factory=lambda: (BM25Ranker(),))
+    weights: Sequence[float] | None = None
+    """Weight of each ranker's reciprocal ranks (None: 1 for the first, 0.5 for the others)."""
+    k: int = 5
+    """Rank offset: larger values flatten the difference between the first ranks."""
+    depth: int = 100
+    """How many of each ranker's best results take part (at least the caller's ``top``)."""
+
+    def index(self, catalog: ToolCatalog) -> FusedIndex:
+        """Index ``catalog`` with every ranker."""
+        weights = (
+            tuple(self.weights)
+            if self.weights is not None
+            else (1.0,) + (0.5,) * (len(self.rankers) - 1)
+        )
+        if not self.rankers or len(weights) != len(self.rankers) or min(weights) <= 0:
+            raise ConfigValidationError(
+                "FusedRanker needs at least one ranker and one positive weight per ranker "
+                f"(got {len(self.rankers)} rankers and weights {list(weights)})",
+                config_type=FusedRanker,
+                field_name="weights",
+                value=self.weights,
+            )
+        return FusedIndex(
+            indexes=tuple(ranker.index(catalog) for ranker in self.rankers),
+            weights=weights,
+            k=self.k,
+            depth=self.depth,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FusedIndex:
+    """The fused view of several indexes of one catalogue."""
+
+    indexes: tuple[RankIndex, ...]
+    weights: tuple[float, ...]
+    k: int
+    depth: int
+
+    def score_tools(
+        self, query: str, *, top: int | None = None, within: Container[str] | None = None
+    ) -> Mapping[str, float]:
+        """Fused relevance by tool id; exact name matches of the first ranker stay at 1.0."""
+        rankings = [
+            index.score_tools(query, top=self._depth(top), within=within) for index in self.indexes
+        ]
+        fused = self._fuse(rankings, top)
+        for tool_id, score in rankings[0].items():
+            if score >= 1.0 and tool_id in fused:
+                fused[tool_id] = 1.0
+        return fused
+
+    def score_nodes(
+        self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
+    ) -> Mapping[TreePath, float]:
+        """Fused relevance by category path."""
+        rankings = [
+            index.score_nodes(query, top=self._depth(top), within=within) for index in self.indexes
+        ]
+        return self._fuse(rankings, top)
+
+    def _depth(self, top: int | None) -> int | None:
+        return None if top is None else max(top, self.depth)
+
+    def _fuse[K: (str, TreePath)](
+        self, rankings: Sequence[Mapping[K, float]], top: int | None
+    ) -> dict[K, float]:
+        best = sum(weight / (self.k + 1) for weight in self.weights)
+        fused: dict[K, float] = {}
+        for scores, weight in zip(rankings, self.weights, strict=True):
+            order = sorted(scores, key=lambda key: (-scores[key], key))
+            if top is None:
+                order = order[: self.depth] if len(self.indexes) > 1 else order
+            for rank, key in enumerate(order, start=1):
+                fused[key] = fused.get(key, 0.0) + weight / (self.k + rank)
+        return {key: min(value / best, 1.0) for key, value in fused.items()}

