@@ -23,9 +23,8 @@ from tests.adapters.anthropic_bodies import (
 )
 from weakincentives.adapters import (
     HostedOutputParseError,
-    parse_hosted_outputs,
-    serialize_hosted_tools,
 )
+from weakincentives.adapters._hosted import parse_hosted_outputs, serialize_hosted_tools
 from weakincentives.adapters.anthropic import (
     AnthropicCodeExecutionCodec,
     AnthropicWebSearchCodec,

@@ -20,8 +20,8 @@ from weakincentives.discovery import (
     ToolCatalog,
     ToolDiscovery,
     _vectorised,
-    tokenize,
 )
+from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 
 from .conftest import TOOLS

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from weakincentives.discovery import (
-    INDEX_FORMAT_VERSION,
     BM25Ranker,
     CatalogTool,
     ToolCatalog,
@@ -20,6 +19,7 @@ from weakincentives.discovery import (
     load_index,
     save_index,
 )
+from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION
 from weakincentives.errors import CatalogError
 
 QUERIES = ("upload object bucket", "rename a symbol", "reset password email", "What is it?")

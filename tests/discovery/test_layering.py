@@ -12,6 +12,9 @@ PACKAGE = Path(weakincentives.discovery.__file__).parent
 ALLOWED = (
     "weakincentives.discovery",
     "weakincentives.errors",
+    "weakincentives._exports",
+    "weakincentives._bounded",
+    "weakincentives._json_value",
     "weakincentives.serde",
     "weakincentives.prompt",
     "weakincentives.runtime",

@@ -10,8 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from weakincentives.discovery import (
-    MAX_LIMIT,
-    SEARCH_WINDOW,
     BM25Ranker,
     CatalogTool,
     DiscoveryError,
@@ -23,6 +21,8 @@ from weakincentives.discovery import (
     TreePath,
 )
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
+from weakincentives.discovery._requests import MAX_LIMIT
+from weakincentives.discovery._service import SEARCH_WINDOW
 
 from .conftest import SECRET, ServiceFactory
 

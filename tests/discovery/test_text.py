@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from weakincentives.discovery import tokenize
-from weakincentives.discovery._text import stem, stop_terms
+from weakincentives.discovery._text import stem, stop_terms, tokenize
 
 
 class TestTokenize:

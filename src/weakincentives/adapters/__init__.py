@@ -11,12 +11,7 @@ from weakincentives._exports import publish
 from weakincentives.adapters._adapter import Adapter, ProviderAdapter, evaluate_with_disclosure
 from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
 from weakincentives.adapters._disclosure import merge_overrides
-from weakincentives.adapters._hosted import (
-    HostedOutputParseError,
-    HostedToolCodec,
-    parse_hosted_outputs,
-    serialize_hosted_tools,
-)
+from weakincentives.adapters._hosted import HostedOutputParseError, HostedToolCodec
 from weakincentives.adapters._offline import OfflineAdapter, Responder, ScriptedCall, ScriptedTurn
 from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._response import Halt, PromptResponse
@@ -66,9 +61,7 @@ __all__ = [
     "TurnRequest",
     "evaluate_with_disclosure",
     "merge_overrides",
-    "parse_hosted_outputs",
     "render_output_instructions",
-    "serialize_hosted_tools",
 ]
 
 publish("weakincentives.adapters", globals(), __all__)

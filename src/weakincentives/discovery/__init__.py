@@ -9,6 +9,7 @@ every failure carries a protocol error code, hints and a next action.
 
 from __future__ import annotations
 
+from weakincentives._exports import publish
 from weakincentives.discovery._access import AccessPolicy, AllowAll, IdAccessPolicy
 from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
 from weakincentives.discovery._e5 import E5Embedder
@@ -41,9 +42,8 @@ from weakincentives.discovery._executor import (
     ToolFunction,
 )
 from weakincentives.discovery._fusion import FusedIndex, FusedRanker
-from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, load_index, save_index
-from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
-from weakincentives.discovery._requests import MAX_LIMIT
+from weakincentives.discovery._index_file import load_index, save_index
+from weakincentives.discovery._ranking import BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._responses import (
     CallResponse,
     CatalogOverview,
@@ -63,16 +63,11 @@ from weakincentives.discovery._section import (
     SearchToolsParams,
     ToolDiscoverySection,
 )
-from weakincentives.discovery._service import SEARCH_WINDOW, ToolDiscovery
-from weakincentives.discovery._text import tokenize
+from weakincentives.discovery._service import ToolDiscovery
 
 __all__ = [
-    "INDEX_FORMAT_VERSION",
-    "MAX_LIMIT",
-    "SEARCH_WINDOW",
     "AccessPolicy",
     "AllowAll",
-    "BM25Index",
     "BM25Ranker",
     "CallOutcome",
     "CallResponse",
@@ -123,5 +118,6 @@ __all__ = [
     "audit_chain",
     "load_index",
     "save_index",
-    "tokenize",
 ]
+
+publish("weakincentives.discovery", globals(), __all__)

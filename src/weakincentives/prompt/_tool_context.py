@@ -1,6 +1,5 @@
 """What a tool handler may see: an immutable snapshot of the call's surroundings."""
 
-
 import re
 import uuid
 from collections.abc import Callable, Mapping
