@@ -116,7 +116,7 @@ async def _serve(
     tools: Sequence[CatalogTool],
     address: tuple[str, int] | None,
 ) -> None:
-    from weakincentives.mcp import (  # noqa: PLC0415  # noqa: PLC0415
+    from weakincentives.mcp import (  # noqa: PLC0415 - the mcp extra is optional
         MCPToolbox,
         bind_http,
         build_server,

@@ -104,6 +104,7 @@ class EmbeddingRanker:
     put every text somewhere, so without a floor every tool would).
     """
 
+    # A lambda because _default_embedder is defined below this class.
     embedder: Embedder = field(default_factory=lambda: _default_embedder())  # noqa: PLW0108
     """The model; by default :class:`E5Embedder` (needs ``weakincentives[embeddings]``)."""
     min_similarity: float = 0.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 from weakincentives._exports import publish
 
 try:
-    import mcp as _sdk  # noqa: F401
+    import mcp as _sdk  # noqa: F401 - imported only to fail early, with the install hint
 except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed in CI
     raise ImportError(
         "weakincentives.mcp needs the official MCP SDK; install it with "
