@@ -40,6 +40,7 @@ from _toolbench import DATASETS, DatasetName, Query, load_queries, load_records
 from rank_bm25 import BM25Okapi
 
 from weakincentives.discovery import (
+    BM25Index,
     BM25Ranker,
     DiscoveryError,
     E5Embedder,
@@ -51,7 +52,6 @@ from weakincentives.discovery import (
     load_index,
     save_index,
 )
-from weakincentives.discovery._ranking import BM25Index
 from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from weakincentives.discovery import BM25Ranker, CatalogTool, ToolCatalog, _vectorised
-from weakincentives.discovery._ranking import BM25Index
+from weakincentives.discovery import BM25Index, BM25Ranker, CatalogTool, ToolCatalog, _vectorised
 from weakincentives.errors import ConfigValidationError
 
 from .conftest import TOOLS

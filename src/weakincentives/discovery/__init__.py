@@ -43,7 +43,7 @@ from weakincentives.discovery._executor import (
 )
 from weakincentives.discovery._fusion import FusedIndex, FusedRanker
 from weakincentives.discovery._index_file import load_index, save_index
-from weakincentives.discovery._ranking import BM25Ranker, FieldWeights, Ranker, RankIndex
+from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._responses import (
     CallResponse,
     CatalogOverview,
@@ -68,6 +68,7 @@ from weakincentives.discovery._service import ToolDiscovery
 __all__ = [
     "AccessPolicy",
     "AllowAll",
+    "BM25Index",
     "BM25Ranker",
     "CallOutcome",
     "CallResponse",
