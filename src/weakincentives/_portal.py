@@ -21,7 +21,12 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["run_sync"]
+__all__ = ["CALLER_LOOP", "run_on_caller_loop", "run_sync"]
+
+CALLER_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "weakincentives_caller_loop", default=None
+)
+"""The event loop running the current evaluation, seen by its tasks and worker threads."""
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -95,3 +100,25 @@ def run_sync[T](coroutine: Coroutine[Any, Any, T]) -> T:
 def _run_on_helper_thread[T](coroutine: Coroutine[Any, Any, T], context: contextvars.Context) -> T:
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(context.run, asyncio.run, coroutine).result()
+
+
+def run_on_caller_loop[T](coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on the evaluation's own loop from one of its worker threads.
+
+    Sync code running for an evaluation (a sync handler on a worker thread, such as a
+    discovery ``call_tool`` running a nested ``async def`` tool) waits while the
+    coroutine runs on the loop that runs the evaluation, so it shares that loop's
+    clients. Without such a loop, or on its own thread (where waiting would deadlock),
+    it falls back to :func:`run_sync`.
+    """
+    loop = CALLER_LOOP.get()
+    if loop is None or not loop.is_running() or _running_loop() is loop:
+        return run_sync(coroutine)
+    return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
+from weakincentives._portal import CALLER_LOOP
 from weakincentives.adapters._answer import feedback_for
 from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
@@ -140,6 +141,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
 
     async def run(self) -> PromptResponse[OutputT]:
         """Evaluate; publish ``PromptFailed`` and re-raise when anything goes wrong."""
+        # Worker threads of this evaluation run nested async tools on this loop.
+        token = CALLER_LOOP.set(asyncio.get_running_loop())
         try:
             return await self._run()
         except PromptEvaluationError as exc:
@@ -151,6 +154,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         except Exception as exc:
             self._failed("internal", exc)
             raise
+        finally:
+            CALLER_LOOP.reset(token)
 
     async def _run(self) -> PromptResponse[OutputT]:
         if self._params:

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from weakincentives._bounded import clip, exception_text, listing, quote
-from weakincentives._portal import run_sync
+from weakincentives._portal import run_on_caller_loop
 from weakincentives.errors import ParseError, ToolValidationError
 from weakincentives.prompt import (
     EvaluatingAdapter,
@@ -154,8 +154,8 @@ def execute_tool_call(
     """Run ``call`` in the calling thread and publish its ``ToolInvoked``; never raises.
 
     ``tools`` defaults to the rendered prompt's tools. An ``async def`` handler runs on
-    the library's shared event loop; inside an evaluation prefer
-    :func:`execute_tool_call_async`, which awaits it on the evaluation's own loop.
+    the evaluation's own loop when called from one of its worker threads (a sync
+    handler running a nested tool), else on the library's shared background loop.
     ``publish=False`` leaves publishing the event to the caller.
     """
     prepared = _prepare(call, scope, tools, retry_count)
@@ -279,7 +279,7 @@ def _invoke_sync(ready: _Ready) -> _Outcome:
     try:
         produced = _handler_call(ready)()
         if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
-            produced = run_sync(_awaited(produced))
+            produced = run_on_caller_loop(_awaited(produced))
     except Exception as exc:
         return _raised(ready, exc)
     return _returned(ready, produced)
