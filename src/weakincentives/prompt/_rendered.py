@@ -45,6 +45,16 @@ class RenderedPrompt[OutputT]:
     """Effective visibility of every section that rendered, by path."""
     visibility_overrides: Mapping[SectionPath, SectionVisibility] = field(default=_EMPTY)
     """The overrides this render applied."""
+    _tools_by_name: Mapping[str, Tool[Any, Any]] = field(
+        init=False, repr=False, compare=False, default=_EMPTY
+    )
+
+    def __post_init__(self) -> None:
+        # Names are unique within a render; the first one wins if a caller built otherwise.
+        by_name: dict[str, Tool[Any, Any]] = {}
+        for tool in self.tools:
+            by_name.setdefault(tool.name, tool)
+        object.__setattr__(self, "_tools_by_name", by_name)
 
     @property
     def summarized_paths(self) -> tuple[SectionPath, ...]:
@@ -57,7 +67,4 @@ class RenderedPrompt[OutputT]:
 
     def tool(self, name: str) -> Tool[Any, Any] | None:
         """The function tool called ``name`` in this render, if any."""
-        for candidate in self.tools:
-            if candidate.name == name:
-                return candidate
-        return None
+        return self._tools_by_name.get(name)

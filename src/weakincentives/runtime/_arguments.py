@@ -10,32 +10,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from weakincentives.errors import ParseError
 from weakincentives.serde import JSONValue, loads
 
-__all__ = ["DecodedArguments", "copy_json", "decode_arguments", "fresh_copy"]
+__all__ = ["copy_json", "decode_arguments", "fresh_copy"]
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedArguments:
-    value: JSONValue
-    """The decoded JSON, or the text as sent when it could not be decoded."""
-    problem: str | None = None
-    """Why the text was not accepted, in words for the model."""
+def decode_arguments(arguments: str | Mapping[str, JSONValue]) -> tuple[JSONValue, str | None]:
+    """Decode ``arguments`` (JSON text or an already decoded mapping); never raises.
 
-
-def decode_arguments(arguments: str | Mapping[str, JSONValue]) -> DecodedArguments:
-    """Decode ``arguments`` (JSON text or an already decoded mapping); never raises."""
+    Returns the decoded JSON and None, or, when the text is not acceptable, the text as
+    sent and why not, in words for the model.
+    """
     if not isinstance(arguments, str):
-        return DecodedArguments(dict(arguments))
-    if not arguments.strip():
-        return DecodedArguments({})
+        return dict(arguments), None
+    text = arguments
+    if not text or text.isspace():
+        return {}, None
     try:
-        return DecodedArguments(loads(arguments))
+        return loads(text), None
     except ParseError as exc:
-        return DecodedArguments(arguments, exc.got)
+        return text, exc.got
 
 
 def fresh_copy(arguments: str | Mapping[str, JSONValue], decoded: JSONValue) -> JSONValue:

@@ -118,29 +118,29 @@ class ToolExecution:
     """The original exception behind a failure, if any."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    params: object
-    result: ToolResult[Any]
-    exception: BaseException | None = None
+class _Call:
+    """One call while it runs: filled in step by step, then frozen into a ToolExecution.
 
+    Mutable and private: every step of the hot path writes here instead of building a
+    frozen record of its own.
+    """
 
-@dataclass(frozen=True, slots=True)
-class _Ready:
-    """A call whose arguments parsed: only the handler is left to run."""
+    __slots__ = ("arguments", "context", "exception", "params", "result", "started", "tool")
 
-    tool: Tool[Any, Any]
-    params: object
-    context: ToolContext
+    def __init__(self, started: datetime, tool: Tool[Any, Any] | None) -> None:
+        self.started = started
+        self.tool = tool
+        self.arguments: JSONValue = None
+        """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
+        self.params: object = None
+        self.context: ToolContext | None = None
+        self.result: ToolResult[Any] | None = None
+        """Set once the call has an outcome; None while the handler is still to run."""
+        self.exception: BaseException | None = None
 
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    tool: Tool[Any, Any] | None
-    arguments: JSONValue
-    """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
-    started: datetime
-    step: _Ready | _Outcome
+    def fail(self, message: str, exception: BaseException | None = None) -> None:
+        self.result = _failure(message)
+        self.exception = exception
 
 
 def execute_tool_call(
@@ -158,10 +158,10 @@ def execute_tool_call(
     handler running a nested tool), else on the library's shared background loop.
     ``publish=False`` leaves publishing the event to the caller.
     """
-    prepared = _prepare(call, scope, tools, retry_count)
-    step = prepared.step
-    outcome = step if isinstance(step, _Outcome) else _invoke_sync(step)
-    execution = _finish(call, prepared, outcome, scope)
+    state = _prepare(call, scope, tools, retry_count)
+    if state.result is None:
+        _invoke_sync(state)
+    execution = _finish(call, state, scope)
     if publish:
         publish_tool_invoked(scope, execution.event)
     return execution
@@ -181,10 +181,10 @@ async def execute_tool_call_async(
     thread) unless their tool sets ``run_in_thread=False``. ``publish=False`` leaves
     publishing the event to the caller (the loop publishes a turn's events in call order).
     """
-    prepared = _prepare(call, scope, tools, retry_count)
-    step = prepared.step
-    outcome = step if isinstance(step, _Outcome) else await _invoke_async(step, scope)
-    execution = _finish(call, prepared, outcome, scope)
+    state = _prepare(call, scope, tools, retry_count)
+    if state.result is None:
+        await _invoke_async(state, scope)
+    execution = _finish(call, state, scope)
     if publish:
         publish_tool_invoked(scope, execution.event)
     return execution
@@ -196,10 +196,10 @@ def refuse_tool_call(call: ToolCall, scope: ExecutionScope, message: str) -> Too
     The event records the call like any other, so observers see what the model asked;
     publish it with :func:`publish_tool_invoked`.
     """
-    started = scope.clock()
-    decoded = decode_arguments(call.arguments)
-    prepared = _Prepared(None, decoded.value, started, _Outcome(None, _failure(message)))
-    return _finish(call, prepared, _Outcome(None, _failure(message)), scope)
+    state = _Call(scope.clock(), None)
+    state.arguments = decode_arguments(call.arguments)[0]
+    state.fail(message)
+    return _finish(call, state, scope)
 
 
 def publish_tool_invoked(scope: ExecutionScope, event: ToolInvoked) -> None:
@@ -220,29 +220,37 @@ def _prepare(
     scope: ExecutionScope,
     tools: Sequence[Tool[Any, Any]] | None,
     retry_count: int,
-) -> _Prepared:
+) -> _Call:
+    """Find the tool, decode and parse the arguments, build the context; or fail the call."""
     started = scope.clock()
-    available = tools if tools is not None else (scope.rendered.tools if scope.rendered else ())
-    tool = next((candidate for candidate in available if candidate.name == call.name), None)
-    decoded = decode_arguments(call.arguments)
-    arguments = decoded.value
+    if tools is not None:
+        tool = next((candidate for candidate in tools if candidate.name == call.name), None)
+    else:
+        tool = scope.rendered.tool(call.name) if scope.rendered is not None else None
+    state = _Call(started, tool)
+    arguments, problem = decode_arguments(call.arguments)
+    state.arguments = arguments
     if tool is None:
+        available = tools if tools is not None else (scope.rendered.tools if scope.rendered else ())
         names = listing([tool.name for tool in available], limit=_TOOLS_LISTED) or "none"
-        message = f"Unknown tool {quote(call.name, _NAME_LIMIT)}. Available tools: {names}."
-        return _Prepared(None, arguments, started, _Outcome(None, _failure(message)))
+        state.fail(f"Unknown tool {quote(call.name, _NAME_LIMIT)}. Available tools: {names}.")
+        return state
     if tool.handler is None:
-        message = f"Tool {tool.name!r} cannot run: it has no handler."
-        return _Prepared(tool, arguments, started, _Outcome(None, _failure(message)))
-    if decoded.problem is not None:
-        message = f"Invalid arguments for tool {tool.name!r}: {decoded.problem}."
-        return _Prepared(tool, arguments, started, _Outcome(None, _failure(message)))
+        state.fail(f"Tool {tool.name!r} cannot run: it has no handler.")
+        return state
+    if problem is not None:
+        state.fail(f"Invalid arguments for tool {tool.name!r}: {problem}.")
+        return state
+    spec = tool.spec
     try:
-        params = parse(tool.params_type, arguments)
+        state.params = parse(spec.params_type, arguments)
     except ParseError as exc:
         logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
-        message = f"Invalid arguments for tool {tool.name!r}: {clip(exc.message, _MESSAGE_LIMIT)}."
-        return _Prepared(tool, arguments, started, _Outcome(None, _failure(message), exc))
-    context = build_tool_context(
+        state.fail(
+            f"Invalid arguments for tool {tool.name!r}: {clip(exc.message, _MESSAGE_LIMIT)}.", exc
+        )
+        return state
+    state.context = build_tool_context(
         prompt=scope.prompt,
         tool=tool,
         session=scope.session,
@@ -264,30 +272,34 @@ def _prepare(
     # The handler may change its params' dicts and lists; the record keeps what was sent.
     # Parsing builds typed containers anew, so only params that hold raw JSON (Any,
     # JSONValue fields) can share the record's containers and need a copy.
-    record = fresh_copy(call.arguments, arguments) if shares_input(tool.params_type) else arguments
-    return _Prepared(tool, record, started, _Ready(tool, params, context))
+    if shares_input(spec.params_type):
+        state.arguments = fresh_copy(call.arguments, arguments)
+    return state
 
 
-def _handler_call(ready: _Ready) -> Callable[[], object]:
-    handler = cast("Callable[..., object]", ready.tool.handler)
-    if ready.tool.takes_context:
-        return lambda: handler(ready.params, context=ready.context)
-    return lambda: handler(ready.params)
+def _handler_call(state: _Call) -> Callable[[], object]:
+    tool = cast("Tool[Any, Any]", state.tool)
+    handler = cast("Callable[..., object]", tool.handler)
+    params, context = state.params, state.context
+    if tool.takes_context:
+        return lambda: handler(params, context=context)
+    return lambda: handler(params)
 
 
-def _invoke_sync(ready: _Ready) -> _Outcome:
+def _invoke_sync(state: _Call) -> None:
     try:
-        produced = _handler_call(ready)()
+        produced = _handler_call(state)()
         if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
             produced = run_on_caller_loop(_awaited(produced))
     except Exception as exc:
-        return _raised(ready, exc)
-    return _returned(ready, produced)
+        _raised(state, exc)
+        return
+    _returned(state, produced)
 
 
-async def _invoke_async(ready: _Ready, scope: ExecutionScope) -> _Outcome:
-    tool = ready.tool
-    call = _handler_call(ready)
+async def _invoke_async(state: _Call, scope: ExecutionScope) -> None:
+    tool = cast("Tool[Any, Any]", state.tool)
+    call = _handler_call(state)
     try:
         if tool.is_async or not tool.run_in_thread:
             produced = call()
@@ -298,46 +310,43 @@ async def _invoke_async(ready: _Ready, scope: ExecutionScope) -> _Outcome:
         if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
             produced = await produced
     except Exception as exc:
-        return _raised(ready, exc)
-    return _returned(ready, produced)
+        _raised(state, exc)
+        return
+    _returned(state, produced)
 
 
 async def _awaited(awaitable: object) -> object:
     return await cast("asyncio.Future[object]", awaitable)
 
 
-def _raised(ready: _Ready, exc: Exception) -> _Outcome:
-    name = ready.tool.name
+def _raised(state: _Call, exc: Exception) -> None:
+    name = cast("Tool[Any, Any]", state.tool).name
     if isinstance(exc, ToolValidationError):
         logger.info("tool %r rejected the call: %s", name, exc.message)
-        return _Outcome(
-            ready.params,
-            _failure(f"Tool {name!r} rejected the call: {clip(str(exc.message), _MESSAGE_LIMIT)}"),
-            exc,
+        state.fail(
+            f"Tool {name!r} rejected the call: {clip(str(exc.message), _MESSAGE_LIMIT)}", exc
         )
+        return
     # Handlers failing is part of the contract (the model reads why); it is news to an
     # operator only when they ask for it, so the traceback goes to DEBUG.
     description = exception_text(exc)
     logger.info("tool %r failed: %s", name, description)
     logger.debug("traceback of tool %r", name, exc_info=exc)
-    return _Outcome(ready.params, _failure(f"Tool {name!r} failed: {description}"), exc)
+    state.fail(f"Tool {name!r} failed: {description}", exc)
 
 
-def _returned(ready: _Ready, produced: object) -> _Outcome:
-    name = ready.tool.name
-    if not isinstance(produced, ToolResult):
-        return _Outcome(
-            ready.params,
-            _failure(f"Tool {name!r} returned {type(produced).__name__}, not a ToolResult."),
-        )
-    # ToolResult checks its own fields when built, so a result here is well formed.
-    return _Outcome(ready.params, produced)
+def _returned(state: _Call, produced: object) -> None:
+    if produced.__class__ is ToolResult or isinstance(produced, ToolResult):
+        # ToolResult checks its own fields when built, so a result here is well formed.
+        state.result = produced
+        return
+    name = cast("Tool[Any, Any]", state.tool).name
+    state.fail(f"Tool {name!r} returned {type(produced).__name__}, not a ToolResult.")
 
 
-def _finish(
-    call: ToolCall, prepared: _Prepared, outcome: _Outcome, scope: ExecutionScope
-) -> ToolExecution:
-    rendered_output, outcome = _render_output(call.name, outcome)
+def _finish(call: ToolCall, state: _Call, scope: ExecutionScope) -> ToolExecution:
+    rendered_output = _render_output(call.name, state)
+    result = cast("ToolResult[Any]", state.result)
     event = ToolInvoked(
         evaluation_id=scope.evaluation_id,
         prompt_name=scope.prompt.name,
@@ -345,37 +354,39 @@ def _finish(
         session_id=scope.session.session_id,
         name=call.name,
         call_id=call.call_id,
-        arguments=prepared.arguments,
-        params=outcome.params,
-        result=outcome.result,
+        arguments=state.arguments,
+        params=state.params,
+        result=result,
         rendered_output=rendered_output,
-        started_at=prepared.started,
+        started_at=state.started,
         finished_at=scope.clock(),
-        telemetry=_telemetry(outcome.result),
-        exception=outcome.exception,
+        telemetry=_telemetry(result),
+        exception=state.exception,
     )
     return ToolExecution(
         call=call,
-        tool=prepared.tool,
-        params=outcome.params,
-        result=outcome.result,
+        tool=state.tool,
+        params=state.params,
+        result=result,
         event=event,
-        exception=outcome.exception,
+        exception=state.exception,
     )
 
 
-def _render_output(name: str, outcome: _Outcome) -> tuple[str, _Outcome]:
+def _render_output(name: str, state: _Call) -> str:
+    """The payload's text; a payload that cannot be rendered fails the call instead."""
+    result = cast("ToolResult[Any]", state.result)
     try:
-        rendered = outcome.result.render()
+        rendered = result.render()
         # The model reads this; building it here means a broken payload fails now, as a
         # failed result, and never later while the reply to the provider is assembled.
-        outcome.result.model_content(rendered)
+        result.model_content(rendered)
     except Exception as exc:
         description = exception_text(exc)
         logger.info("result of tool %r could not be rendered: %s", name, description)
-        failed = _failure(f"Tool {name!r} returned a value that cannot be rendered: {description}")
-        return "", _Outcome(outcome.params, failed, exc)
-    return rendered, outcome
+        state.fail(f"Tool {name!r} returned a value that cannot be rendered: {description}", exc)
+        return ""
+    return rendered
 
 
 def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
