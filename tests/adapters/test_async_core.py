@@ -18,6 +18,7 @@ from weakincentives.adapters import (
     ScriptedTurn,
     ToolOutputMessage,
 )
+from weakincentives.adapters import _tool_round as tool_round
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 from weakincentives.runtime import (
@@ -286,6 +287,52 @@ class TestConcurrentCalls:
         assert [r.message for r in response.tool_results] == [f"work-{n}" for n in range(6)]
         assert [e.call_id for e in session.select(ToolInvoked)] == [f"c{n}" for n in range(6)]
         assert peak == 2
+
+    def test_quick_sync_calls_share_one_worker_thread(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Calls that keep finishing never bring in a second thread: one GIL gains nothing.
+
+        The ramp interval is made long so that a pause of this machine cannot look like
+        a stall; the next test shows the ramp itself.
+        """
+        monkeypatch.setattr(tool_round, "RAMP_SECONDS", WAIT)
+        threads: set[threading.Thread] = set()
+
+        def quick(params: Step) -> str:
+            threads.add(threading.current_thread())
+            return params.name
+
+        adapter = OfflineAdapter([calls(*["quick"] * 40), ScriptedTurn(text="done")])
+        response = adapter.evaluate(prompt_with(sync_tool("quick", quick)))
+        assert [r.message for r in response.tool_results] == [f"quick-{n}" for n in range(40)]
+        assert len(threads) == 1
+
+    def test_blocking_sync_calls_bring_in_threads_up_to_the_limit(self) -> None:
+        """Calls that all block past the ramp interval each get a thread, up to the limit."""
+        lock = threading.Lock()
+        active = 0
+        peak = 0
+        all_running = threading.Barrier(3, timeout=WAIT)
+
+        def block(params: Step) -> str:
+            nonlocal active, peak
+            with lock:
+                active += 1
+                peak = max(peak, active)
+            if params.name in ("block-0", "block-1", "block-2"):
+                all_running.wait()  # only three threads at once can pass
+            with lock:
+                active -= 1
+            return params.name
+
+        adapter = OfflineAdapter(
+            [calls(*["block"] * 5), ScriptedTurn(text="done")],
+            settings=LoopSettings(max_concurrency=3),
+        )
+        response = adapter.evaluate(prompt_with(sync_tool("block", block)))
+        assert [r.message for r in response.tool_results] == [f"block-{n}" for n in range(5)]
+        assert peak == 3
 
     def test_an_exclusive_tool_runs_alone(self) -> None:
         """An exclusive call waits for the calls before it and holds back those after it."""

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from weakincentives._direct import direct_constructor
 from weakincentives.adapters._response import Halt
 from weakincentives.adapters._turns import ToolOutputMessage
 from weakincentives.errors import PromptEvaluationError
@@ -312,7 +313,7 @@ class _Round:
             if self._notes[index]:
                 content = "\n\n".join([content, *self._notes[index]])
             outputs.append(
-                ToolOutputMessage(
+                _make_output(
                     call_id=execution.call.call_id,
                     name=execution.call.name,
                     content=content,
@@ -320,6 +321,9 @@ class _Round:
                 )
             )
         return RoundResult(executions, tuple(outputs), halt, skipped)
+
+
+_make_output = direct_constructor(ToolOutputMessage)
 
 
 def _repeat_note(count: int) -> str:

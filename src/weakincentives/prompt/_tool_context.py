@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from weakincentives._direct import direct_constructor
 from weakincentives.errors import PromptValidationError
 from weakincentives.prompt._collaborators import (
     EvaluatingAdapter,
@@ -115,7 +116,7 @@ def build_tool_context(
             timestamp=(clock or _now)(),
         )
     frozen_extras = _checked_extras(extras, tool_name=tool.name)
-    return ToolContext(
+    return _make_context(
         prompt=prompt,
         rendered_prompt=rendered_prompt,
         adapter=adapter,
@@ -130,6 +131,8 @@ def build_tool_context(
 
 
 _NO_EXTRAS: Mapping[str, object] = MappingProxyType({})
+# Every tool call builds a context from checked values: skip the frozen __init__.
+_make_context = direct_constructor(ToolContext)
 
 
 def _checked_extras(

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from weakincentives._bounded import clip, exception_text, listing, quote
+from weakincentives._direct import direct_constructor
 from weakincentives._portal import run_on_caller_loop
 from weakincentives.errors import ParseError, ToolValidationError
 from weakincentives.prompt import (
@@ -143,6 +144,12 @@ class _Call:
         self.exception = exception
 
 
+# Every call builds these from values already checked: skip their frozen __init__.
+_make_invocation = direct_constructor(ToolInvocationContext)
+_make_event = direct_constructor(ToolInvoked)
+_make_execution = direct_constructor(ToolExecution)
+
+
 def execute_tool_call(
     call: ToolCall,
     scope: ExecutionScope,
@@ -255,7 +262,7 @@ def _prepare(
         tool=tool,
         session=scope.session,
         event_bus=scope.bus,
-        invocation=ToolInvocationContext(
+        invocation=_make_invocation(
             invocation_id=call.call_id,
             timestamp=started,
             retry_count=retry_count,
@@ -347,7 +354,7 @@ def _returned(state: _Call, produced: object) -> None:
 def _finish(call: ToolCall, state: _Call, scope: ExecutionScope) -> ToolExecution:
     rendered_output = _render_output(call.name, state)
     result = cast("ToolResult[Any]", state.result)
-    event = ToolInvoked(
+    event = _make_event(
         evaluation_id=scope.evaluation_id,
         prompt_name=scope.prompt.name,
         adapter=scope.adapter_name,
@@ -363,7 +370,7 @@ def _finish(call: ToolCall, state: _Call, scope: ExecutionScope) -> ToolExecutio
         telemetry=_telemetry(result),
         exception=state.exception,
     )
-    return ToolExecution(
+    return _make_execution(
         call=call,
         tool=state.tool,
         params=state.params,

@@ -11,7 +11,6 @@ debuggers can show it.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import linecache
 import re
 from collections.abc import Callable, Mapping
@@ -19,6 +18,7 @@ from itertools import count
 from typing import cast
 
 from weakincentives._bounded import exception_text, quote
+from weakincentives._direct import generated_init, slot_setter
 from weakincentives.serde._convert import Converter, add_failed_index
 from weakincentives.serde._failure import _ConversionError, describe, key_segment
 from weakincentives.serde._nodes import (
@@ -180,30 +180,12 @@ def _direct_build(cls: type[object], model: Model) -> bool:
     return (
         params is not None
         and params.init
-        and _generated_init(cls)
+        and generated_init(cls)
         and not hasattr(cls, "__post_init__")
         and cls.__new__ is object.__new__
         and (params.frozen or cls.__setattr__ is object.__setattr__)
         and len(dataclasses.fields(cast(type, cls))) == len(model.fields)
     )
-
-
-def _generated_init(cls: type[object]) -> bool:
-    """Whether ``cls.__init__`` is the one ``dataclasses`` wrote, not the user's.
-
-    ``dataclasses`` generates its methods at run time, so they have no source file:
-    ``inspect.getsourcelines`` documents an ``OSError`` when "the source code cannot
-    be retrieved", which is exactly that case. A user-written ``__init__`` (which
-    ``@dataclass`` keeps, per its documentation) has source and is always called.
-    """
-    init = cls.__dict__.get("__init__")
-    if not inspect.isfunction(init):
-        return False
-    try:
-        inspect.getsourcelines(init)
-    except OSError:
-        return True
-    return False
 
 
 def _optional_inner(node: Node) -> Node:
@@ -273,7 +255,7 @@ def generate_parser(
     body += ["except _CE as e:", "    e.segments.append(_segs[k])", "    raise"]
     if extra_forbidden:
         body += ["if n != len(data):", "    _extra(data)"]
-    body += _construction(cls, model)
+    body += _construction(cls, model, namespace)
     name = "parse_" + _UNSAFE.sub("_", cls.__name__)
     lines = [
         f"def {name}(data):",
@@ -290,13 +272,22 @@ def generate_parser(
     return cast(Converter, namespace[name])
 
 
-def _construction(cls: type[object], model: Model) -> list[str]:
+def _field_stores(cls: type[object], model: Model, namespace: dict[str, object]) -> list[str]:
+    """Lines storing each field: through its slot's setter (cheapest), else ``__setattr__``."""
+    lines: list[str] = []
+    for index, field in enumerate(model.fields):
+        setter = slot_setter(cls, field.name)
+        if setter is None:
+            lines.append(f"_set(o, {field.name!r}, f{index})")
+        else:
+            namespace[f"_w{index}"] = setter
+            lines.append(f"_w{index}(o, f{index})")
+    return lines
+
+
+def _construction(cls: type[object], model: Model, namespace: dict[str, object]) -> list[str]:
     if _direct_build(cls, model):
-        return [
-            "o = _new(_cls)",
-            *(f"_set(o, {field.name!r}, f{index})" for index, field in enumerate(model.fields)),
-            "return o",
-        ]
+        return ["o = _new(_cls)", *_field_stores(cls, model, namespace), "return o"]
     keyword_only = {field.name for field in dataclasses.fields(cast(type, cls)) if field.kw_only}
     positional = [
         f"f{index}" for index, field in enumerate(model.fields) if field.name not in keyword_only
