@@ -20,8 +20,10 @@ Add ``--profile`` to print the cProfile hot spots of ``execute_tool_call``.
 from __future__ import annotations
 
 import cProfile
+import gc
 import json
 import pstats
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -51,6 +53,7 @@ from weakincentives.runtime import (
 from weakincentives.serde import parse_json
 
 REPEATS = 7
+TURN_REPEATS = 15
 CALLS = 5_000
 SESSION_BATCH = 100
 LONG_SESSION = 10_000
@@ -378,11 +381,12 @@ def main() -> None:
             ),
         ]
     )
+    session.reset()  # the loop rows run on their own sessions; drop this one's events
     print_rows("== dispatch, built up piece by piece", path, validate, pydantic_path)
     print()
     print_rows("== pieces of execute_tool_call, each alone", pieces, validate, pydantic_path)
     print()
-    print_loop_rows(validate, pydantic_path)
+    print_loop_rows(pydantic_full)
     if "--profile" in sys.argv:
         profile(world)
 
@@ -399,15 +403,31 @@ def _turn_seconds(calls: int, tool: Tool[OrderParams, OrderSummary]) -> float:
         )
     )
     adapter = OfflineAdapter([turn, ScriptedTurn(text="done")])
+    gc.collect()  # garbage left by earlier rows is not this turn's cost (GC stays on)
     start = time.process_time()
     adapter.evaluate(prompt)
     return time.process_time() - start
 
 
-def print_loop_rows(validate: Row, pydantic_path: Row) -> None:
-    """The marginal cost of one more call in a turn of 200, through the whole loop."""
+def _pydantic_seconds(calls: int, baseline: Callable[[], object]) -> float:
+    """Process time of ``calls`` runs of the pydantic path, measured like a turn."""
+    gc.collect()
+    start = time.process_time()
+    for _ in range(calls):
+        baseline()
+    return time.process_time() - start
+
+
+def print_loop_rows(baseline: Callable[[], object]) -> None:
+    """The marginal cost of one more call in a turn of 200, through the whole loop.
+
+    This machine's speed drifts by a third from one turn to the next, so each repeat
+    times the pydantic path right beside the two turns, and the row reports the median
+    over repeats of the per-call time and of that paired ratio.
+    """
     print("== one turn of 200 calls on the offline adapter: marginal cost per call")
-    print(f"{'name':<46}{'n':>6}{'us/call':>9}{'x_valid':>9}{'x_pyd_path':>11}")
+    print(f"(median of {TURN_REPEATS} repeats, each paired with its own pydantic timing)")
+    print(f"{'name':<46}{'n':>6}{'us/call':>9}{'pyd_us':>9}{'x_pyd_path':>11}")
     variants = (
         ("sync handler on a worker thread (default)", TOOL),
         (
@@ -419,14 +439,18 @@ def print_loop_rows(validate: Row, pydantic_path: Row) -> None:
     )
     for name, tool in variants:
         _turn_seconds(10, tool)
-        many = min(_turn_seconds(200, tool) for _ in range(REPEATS))
-        one = min(_turn_seconds(1, tool) for _ in range(REPEATS))
-        per_call = (many - one) / 199 * 1e6
-        per_validate = validate.total_ms / validate.n * 1000
-        per_path = pydantic_path.total_ms / pydantic_path.n * 1000
+        per_call: list[float] = []
+        per_baseline: list[float] = []
+        ratios: list[float] = []
+        for _ in range(TURN_REPEATS):
+            marginal = (_turn_seconds(200, tool) - _turn_seconds(1, tool)) / 199
+            reference = _pydantic_seconds(200, baseline) / 200
+            per_call.append(marginal * 1e6)
+            per_baseline.append(reference * 1e6)
+            ratios.append(marginal / reference)
         print(
-            f"{name:<46}{200:>6}{per_call:>9.2f}{per_call / per_validate:>9.2f}"
-            f"{per_call / per_path:>11.2f}"
+            f"{name:<46}{200:>6}{statistics.median(per_call):>9.2f}"
+            f"{statistics.median(per_baseline):>9.2f}{statistics.median(ratios):>11.2f}"
         )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from weakincentives._direct import direct_constructor
 from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
@@ -268,6 +269,10 @@ def _object(value: JSONValue) -> Mapping[str, JSONValue]:
     return value if isinstance(value, dict) else {}
 
 
+# A scripted turn may hold hundreds of calls: skip the frozen __init__ of each.
+_make_call = direct_constructor(ToolCall)
+
+
 def _to_model_turn(
     scripted: ScriptedTurn, request: TurnRequest, estimator: _UsageEstimator
 ) -> ModelTurn:
@@ -292,7 +297,7 @@ def _to_model_turn(
             call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
         )
         calls.append(
-            ToolCall(
+            _make_call(
                 call_id=call_id,
                 name=call.name,
                 arguments=arguments,

@@ -8,16 +8,41 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from weakincentives._bounded import clip, exception_text
+from weakincentives._direct import slot_setter
 from weakincentives.errors import SerdeError, ToolResultError
 from weakincentives.serde import dump
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
 
-# One encoder for every render: json.dumps with options builds a new one per call.
-# allow_nan=False: NaN and infinity have no JSON spelling, so they are refused.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+def _compact_encoder(*, ensure_ascii: bool) -> Callable[[object], str]:
+    """Compact JSON text of dumped data; ``allow_nan=False`` refuses NaN and infinity.
+
+    ``JSONEncoder.encode`` builds a new C encoder on every call; this builds CPython's
+    once and reuses it (its circular-reference check is off: dumped data is acyclic,
+    and a cycle in raw JSON still ends in RecursionError, which render reports).
+    Elsewhere it falls back to ``JSONEncoder.encode``.
+    """
+    options = json.JSONEncoder(
+        ensure_ascii=ensure_ascii, separators=(",", ":"), allow_nan=False, check_circular=False
+    )
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has the C encoder
+        return options.encode
+    strings = (
+        json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    )
+    chunks = make(None, options.default, strings, None, ":", ",", False, False, False)
+
+    def encode(data: object) -> str:
+        return "".join(chunks(data, 0))
+
+    return encode
+
+
+_ENCODE = _compact_encoder(ensure_ascii=False)
 # Writes lone surrogates (from data decoded elsewhere) as \\udXXX escapes UTF-8 can carry.
-_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+_ENCODE_ASCII = _compact_encoder(ensure_ascii=True)
 
 
 @runtime_checkable
@@ -59,10 +84,22 @@ class ToolResult[PayloadT]:
     exclude_value_from_context: bool = False
     """Keep ``value`` out of the provider-facing message while still returning it here."""
 
-    def __post_init__(self) -> None:
-        # One cheap test on the common path; the slow path names every wrong field.
-        if not _well_typed(self.message, self.success, self.exclude_value_from_context):
-            _refuse(self)
+    def __init__(
+        self,
+        *,
+        message: str,
+        value: PayloadT | None = None,
+        success: bool = True,
+        exclude_value_from_context: bool = False,
+    ) -> None:
+        # Every tool call builds one, so the checked fields go straight into their slots
+        # (the frozen __setattr__ costs more than the rest of construction).
+        if not _well_typed(message, success, exclude_value_from_context):
+            _refuse(message, success, exclude_value_from_context)
+        _SET_MESSAGE(self, message)
+        _SET_VALUE(self, value)
+        _SET_SUCCESS(self, success)
+        _SET_EXCLUDE(self, exclude_value_from_context)
 
     def render(self) -> str:
         """Text of the payload: its own ``render()``, else compact JSON, ``""`` when absent.
@@ -81,7 +118,7 @@ class ToolResult[PayloadT]:
             return _sendable(_own_text(value, own_render))
         try:
             data = dump(value, exclude_none=True)
-            text = _ENCODER.encode(data)
+            text = _ENCODE(data)
         except (SerdeError, ValueError, RecursionError) as error:
             raise ToolResultError(
                 f"the {type(value).__name__} value of this ToolResult cannot be written as "
@@ -92,7 +129,7 @@ class ToolResult[PayloadT]:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            return _ASCII_ENCODER.encode(data)
+            return _ENCODE_ASCII(data)
         return text
 
     def model_content(self, rendered: str | None = None) -> str:
@@ -112,6 +149,18 @@ class ToolResult[PayloadT]:
         return f"{message}\n\n{rendered}"
 
 
+def _setter(name: str) -> Callable[[object, object], None]:
+    setter = slot_setter(ToolResult, name)
+    assert setter is not None, name  # ToolResult is slotted
+    return setter
+
+
+_SET_MESSAGE = _setter("message")
+_SET_VALUE = _setter("value")
+_SET_SUCCESS = _setter("success")
+_SET_EXCLUDE = _setter("exclude_value_from_context")
+
+
 def _well_typed(message: object, success: object, exclude: object) -> bool:
     return isinstance(message, str) and success.__class__ is bool and exclude.__class__ is bool
 
@@ -127,18 +176,13 @@ def _own_text(value: object, own_render: Callable[[object], object]) -> str:
     return text
 
 
-def _refuse(result: ToolResult[object]) -> None:
+def _refuse(message: object, success: object, exclude: object) -> None:
     problems = [
         f"{field} must be a {kind}, got {type(value).__name__} {clip(_safe_repr(value))}"
         for field, kind, value, ok in (
-            ("message", "str", result.message, isinstance(result.message, str)),
-            ("success", "bool", result.success, result.success.__class__ is bool),
-            (
-                "exclude_value_from_context",
-                "bool",
-                result.exclude_value_from_context,
-                result.exclude_value_from_context.__class__ is bool,
-            ),
+            ("message", "str", message, isinstance(message, str)),
+            ("success", "bool", success, success.__class__ is bool),
+            ("exclude_value_from_context", "bool", exclude, exclude.__class__ is bool),
         )
         if not ok
     ]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, cast
 
+from weakincentives._direct import direct_constructor
 from weakincentives.errors import WinkError
 
 __all__ = [
@@ -183,7 +184,7 @@ class InProcessEventBus:
         ``weakincentives.runtime`` logger.
         """
         handlers = self._handlers_for(type(event))
-        failures: list[HandlerFailure] = []
+        failures: list[HandlerFailure] | None = None
         for subscription in handlers:
             try:
                 subscription.handler(event)
@@ -194,11 +195,12 @@ class InProcessEventBus:
                     type(event).__qualname__,
                     exc_info=error,
                 )
+                failures = failures or []
                 failures.append(HandlerFailure(handler=subscription.handler, error=error))
-        return PublishResult(
+        return _make_result(
             event=event,
             handlers_invoked=len(handlers),
-            errors=tuple(failures),
+            errors=() if failures is None else tuple(failures),
         )
 
     def _handlers_for(self, event_type: type[object]) -> tuple[Subscription, ...]:
@@ -209,6 +211,10 @@ class InProcessEventBus:
                 cached = tuple(item for item in self._subscriptions if item.event_type in lineage)
                 self._by_type[event_type] = cached
             return cached
+
+
+# Every event builds one: skip the frozen __init__ (the fields are the bus's own values).
+_make_result = direct_constructor(PublishResult)
 
 
 def _handler_name(handler: Callable[..., None]) -> str:

@@ -294,8 +294,13 @@ def _handler_call(state: _Call) -> Callable[[], object]:
 
 
 def _invoke_sync(state: _Call) -> None:
+    tool = cast("Tool[Any, Any]", state.tool)
+    handler = cast("Callable[..., object]", tool.handler)
     try:
-        produced = _handler_call(state)()
+        if tool.takes_context:
+            produced = handler(state.params, context=state.context)
+        else:
+            produced = handler(state.params)
         if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
             produced = run_on_caller_loop(_awaited(produced))
     except Exception as exc:
@@ -384,10 +389,9 @@ def _render_output(name: str, state: _Call) -> str:
     """The payload's text; a payload that cannot be rendered fails the call instead."""
     result = cast("ToolResult[Any]", state.result)
     try:
+        # Rendering is the only step of building the model's text that can fail: it
+        # fails now, as a failed result, never while the reply to the provider is built.
         rendered = result.render()
-        # The model reads this; building it here means a broken payload fails now, as a
-        # failed result, and never later while the reply to the provider is assembled.
-        result.model_content(rendered)
     except Exception as exc:
         description = exception_text(exc)
         logger.info("result of tool %r could not be rendered: %s", name, description)

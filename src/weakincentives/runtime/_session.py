@@ -158,20 +158,16 @@ class Session:
         """
         event_type = type(event)
         with self._lock:
-            self._refuse_while_reducing("apply")
-            registrations = self._reducers.get(event_type) or _default_for(event_type)
+            if self._reducing:
+                self._refuse_while_reducing("apply")
+            registrations = self._reducers.get(event_type)
+            if registrations is None:  # the default: append to the event type's own slice
+                self._append(event_type, event)
+                return
             if all(registration.reducer is append for registration in registrations):
                 # Appending cannot fail, so there is nothing to compute before committing.
                 for registration in registrations:
-                    slice_type = registration.slice_type
-                    values = self._slices.get(slice_type)
-                    if values is None:
-                        limit = self._retention.limit_for(slice_type)
-                        if limit == 0:
-                            continue
-                        values = self._slices[slice_type] = deque(maxlen=limit)
-                    values.append(event)
-                    self._views.pop(slice_type, None)
+                    self._append(registration.slice_type, event)
                 return
             pending: dict[type[object], tuple[object, ...]] = {}
             self._reducing = True
@@ -287,6 +283,18 @@ class Session:
                 self._views[slice_type] = view
         return view
 
+    def _append(self, slice_type: type[object], value: object) -> None:
+        """Add ``value`` to the slice, within its retention limit (caller holds the lock)."""
+        values = self._slices.get(slice_type)
+        if values is None:
+            limit = self._retention.limit_for(slice_type)
+            if limit == 0:
+                return
+            values = self._slices[slice_type] = deque(maxlen=limit)
+        values.append(value)
+        if self._views:
+            self._views.pop(slice_type, None)
+
     def _refuse_while_reducing(self, operation: str = "storage write") -> None:
         # Callers hold the lock, so ``_reducing`` can only be true here when the
         # current thread is inside one of this session's reducers.
@@ -295,18 +303,6 @@ class Session:
                 f"{operation} was called on session {self._session_id} while a reducer "
                 "was running; reducers must be pure and return the new slice instead"
             )
-
-
-_DEFAULTS: dict[type[object], tuple[_Registration, ...]] = {}
-
-
-def _default_for(event_type: type[object]) -> tuple[_Registration, ...]:
-    """The registrations of a type nobody registered a reducer for: append to its slice."""
-    registrations = _DEFAULTS.get(event_type)
-    if registrations is None:
-        registration = _Registration(slice_type=event_type, reducer=cast(_AnyReducer, append))
-        registrations = _DEFAULTS.setdefault(event_type, (registration,))
-    return registrations
 
 
 def _name(reducer: Callable[..., object]) -> str:

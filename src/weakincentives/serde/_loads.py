@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from typing import cast
 
 from weakincentives._bounded import clip
 from weakincentives.errors import ParseError
@@ -213,6 +214,16 @@ def _text_of(text: object) -> tuple[str, bytes | None]:
 
 
 def _decoded(decoder: json.JSONDecoder, source: str) -> JSONValue:
+    # Fast path: the decoder's own scanner, without decode()'s two whitespace regex
+    # matches. Anything unusual (leading space, trailing data, any error) goes the
+    # standard way below, which gives the same value or says exactly what is wrong.
+    try:
+        scanned, end = vars(decoder)["scan_once"](source, 0)
+    except Exception:
+        pass
+    else:
+        if end == len(source) or source[end:].isspace():
+            return cast(JSONValue, scanned)
     try:
         value: JSONValue = decoder.decode(source)
     except json.JSONDecodeError as error:
