@@ -13,19 +13,21 @@ from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
     ClientSettings,
     MergedOption,
-    build_client,
-    check_client,
     check_model,
     check_request_options,
-    require_sdk,
 )
-from weakincentives.adapters._sdk_transport import SdkTransport, timed_out
+from weakincentives.adapters._sdk_provider import (
+    SdkAdapter,
+    SdkClientKind,
+    SdkProvider,
+    resolve_client,
+)
+from weakincentives.adapters._sdk_transport import timed_out
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.anthropic._codecs import default_anthropic_codecs
@@ -46,6 +48,16 @@ __all__ = ["AnthropicAdapter", "AnthropicMessagesProvider"]
 
 type Body = dict[str, JSONValue]
 type Reply = tuple[Body, ...]
+
+ANTHROPIC_CLIENTS = SdkClientKind(
+    module="anthropic",
+    sync_client="Anthropic",
+    async_client="AsyncAnthropic",
+    error="AnthropicError",
+    provider="Anthropic",
+    key_variable="ANTHROPIC_API_KEY",
+)
+"""The ``anthropic`` SDK's clients."""
 
 MAX_CONTINUATIONS = 8
 """How often one turn may be continued after ``pause_turn`` before it is an error."""
@@ -68,7 +80,9 @@ _MERGED_OPTIONS = (
 )
 
 
-class AnthropicMessagesProvider:
+class AnthropicMessagesProvider(
+    SdkProvider[Body, Reply, "anthropic.Anthropic | anthropic.AsyncAnthropic"]
+):
     """The Messages API as a provider for the shared loop.
 
     ``send`` continues a turn the API paused (``stop_reason: "pause_turn"``, which a
@@ -86,41 +100,17 @@ class AnthropicMessagesProvider:
         codecs: Mapping[str, HostedToolCodec[Any, Any]],
         stream: bool,
     ) -> None:
-        self._client = client
-        self._transport = SdkTransport(
+        super().__init__(
+            name="anthropic",
+            model=wire.model,
+            kind=ANTHROPIC_CLIENTS,
             sdk=sdk,
             client=client,
-            is_async=isinstance(client, sdk.AsyncAnthropic),
             endpoint=lambda attempts: attempts.messages,
+            codecs=codecs,
+            stream=stream,
         )
         self._wire = wire
-        self._codecs = dict(codecs)
-        self._stream = stream
-
-    @property
-    def name(self) -> str:
-        """Adapter name used in events and errors."""
-        return "anthropic"
-
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._wire.model
-
-    @property
-    def max_retries(self) -> int:
-        """The client's ``max_retries``: how often the loop resends a retryable failure."""
-        return self._transport.max_retries
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind."""
-        return self._codecs
-
-    @property
-    def client(self) -> anthropic.Anthropic | anthropic.AsyncAnthropic:
-        """The SDK client as given (or built)."""
-        return self._client
 
     def build_request(self, turn: TurnRequest) -> Body:
         """The keyword arguments of ``client.messages.create`` for ``turn``."""
@@ -181,7 +171,7 @@ def _messages_reader(on_text: TextSink, prompt_name: str) -> MessagesStreamReade
     return MessagesStreamReader(on_text, prompt_name=prompt_name)
 
 
-class AnthropicAdapter(Adapter[Body, Reply]):
+class AnthropicAdapter(SdkAdapter[Body, Reply, "anthropic.Anthropic | anthropic.AsyncAnthropic"]):
     """Evaluate prompts with Anthropic's Messages API (``client.messages.create``).
 
     Pass a ready ``client`` (``anthropic.Anthropic`` or ``anthropic.AsyncAnthropic``;
@@ -229,53 +219,26 @@ class AnthropicAdapter(Adapter[Body, Reply]):
             reserved=_RESERVED_OPTIONS,
             merged=_MERGED_OPTIONS,
         )
-        sdk = require_sdk("anthropic", adapter="AnthropicAdapter", extra="anthropic")
-        check_client(
+        sdk, resolved = resolve_client(
+            ANTHROPIC_CLIENTS,
             client,
-            accepted=(sdk.Anthropic, sdk.AsyncAnthropic),
-            names="anthropic.Anthropic or anthropic.AsyncAnthropic",
+            ClientSettings(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            ),
             adapter_type=AnthropicAdapter,
         )
         if client is None:
-            client = build_client(
-                sdk.Anthropic,
-                sdk.AnthropicError,
-                ClientSettings(
-                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-                ),
-                adapter_type=AnthropicAdapter,
-                provider="Anthropic",
-                key_variable="ANTHROPIC_API_KEY",
-            )
-            _check_credentials(client)
-        self._anthropic = AnthropicMessagesProvider(
+            _check_credentials(resolved)
+        provider = AnthropicMessagesProvider(
             sdk=sdk,
-            client=client,
+            client=resolved,
             wire=MessagesWireOptions(model=model, options=options, output_format=output_format),
             codecs=default_anthropic_codecs() if hosted_tool_codecs is None else hosted_tool_codecs,
             stream=bool(stream),
         )
         super().__init__(
-            self._anthropic,
-            settings=merged_settings(
-                settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
-            ),
+            provider, settings=settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
         )
-
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._anthropic.model
-
-    @property
-    def client(self) -> anthropic.Anthropic | anthropic.AsyncAnthropic:
-        """The SDK client (for tracing or nested use by tools)."""
-        return self._anthropic.client
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
-        return self._anthropic.hosted_tool_codecs
 
 
 def _check_credentials(client: Any) -> None:

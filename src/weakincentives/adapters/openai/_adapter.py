@@ -12,19 +12,20 @@ from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
     ClientSettings,
     MergedOption,
-    build_client,
-    check_client,
     check_model,
     check_request_options,
-    require_sdk,
 )
-from weakincentives.adapters._sdk_transport import SdkTransport
+from weakincentives.adapters._sdk_provider import (
+    SdkAdapter,
+    SdkClientKind,
+    SdkProvider,
+    resolve_client,
+)
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
@@ -35,9 +36,19 @@ from weakincentives.serde import JSONValue
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["OpenAIAdapter", "OpenAIResponsesProvider"]
+__all__ = ["OPENAI_CLIENTS", "OpenAIAdapter", "OpenAIResponsesProvider"]
 
 type Body = dict[str, JSONValue]
+
+OPENAI_CLIENTS = SdkClientKind(
+    module="openai",
+    sync_client="OpenAI",
+    async_client="AsyncOpenAI",
+    error="OpenAIError",
+    provider="OpenAI",
+    key_variable="OPENAI_API_KEY",
+)
+"""The ``openai`` SDK's clients, shared by the Responses and Chat Completions adapters."""
 
 
 # Request options the adapter sets itself, and why a caller cannot.
@@ -63,7 +74,7 @@ _MERGED_OPTIONS = (
 )
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(SdkProvider[Body, Body, "openai.OpenAI | openai.AsyncOpenAI"]):
     """The Responses API as a provider for the shared loop.
 
     Every attempt goes out with the SDK's own retries switched off (the loop retries,
@@ -84,42 +95,17 @@ class OpenAIResponsesProvider:
         codecs: Mapping[str, HostedToolCodec[Any, Any]],
         stream: bool,
     ) -> None:
-        self._client = client
-        self._transport = SdkTransport(
+        super().__init__(
+            name="openai",
+            model=model,
+            kind=OPENAI_CLIENTS,
             sdk=sdk,
             client=client,
-            is_async=isinstance(client, sdk.AsyncOpenAI),
             endpoint=lambda attempts: attempts.responses,
+            codecs=codecs,
+            stream=stream,
         )
-        self._model = model
         self._options = dict(options)
-        self._codecs = dict(codecs)
-        self._stream = stream
-
-    @property
-    def name(self) -> str:
-        """Adapter name used in events and errors."""
-        return "openai"
-
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._model
-
-    @property
-    def max_retries(self) -> int:
-        """The client's ``max_retries``: how often the loop resends a retryable failure."""
-        return self._transport.max_retries
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind."""
-        return self._codecs
-
-    @property
-    def client(self) -> openai.OpenAI | openai.AsyncOpenAI:
-        """The SDK client as given (or built)."""
-        return self._client
 
     def build_request(self, turn: TurnRequest) -> Body:
         """The keyword arguments of ``client.responses.create`` for ``turn``."""
@@ -139,7 +125,7 @@ def _responses_reader(on_text: TextSink, prompt_name: str) -> ResponsesStreamRea
     return ResponsesStreamReader(on_text, prompt_name=prompt_name)
 
 
-class OpenAIAdapter(Adapter[Body, Body]):
+class OpenAIAdapter(SdkAdapter[Body, Body, "openai.OpenAI | openai.AsyncOpenAI"]):
     """Evaluate prompts with OpenAI's Responses API (``client.responses.create``).
 
     Any Responses-compatible server works through ``base_url``. Pass a ready
@@ -179,50 +165,22 @@ class OpenAIAdapter(Adapter[Body, Body]):
             reserved=_RESERVED_OPTIONS,
             merged=_MERGED_OPTIONS,
         )
-        sdk = require_sdk("openai", adapter="OpenAIAdapter", extra="openai")
-        check_client(
+        sdk, resolved = resolve_client(
+            OPENAI_CLIENTS,
             client,
-            accepted=(sdk.OpenAI, sdk.AsyncOpenAI),
-            names="openai.OpenAI or openai.AsyncOpenAI",
+            ClientSettings(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            ),
             adapter_type=OpenAIAdapter,
         )
-        self._openai = OpenAIResponsesProvider(
+        provider = OpenAIResponsesProvider(
             sdk=sdk,
-            client=client
-            if client is not None
-            else build_client(
-                sdk.OpenAI,
-                sdk.OpenAIError,
-                ClientSettings(
-                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-                ),
-                adapter_type=OpenAIAdapter,
-                provider="OpenAI",
-                key_variable="OPENAI_API_KEY",
-            ),
+            client=resolved,
             model=model,
             options=options,
             codecs=default_openai_codecs() if hosted_tool_codecs is None else hosted_tool_codecs,
             stream=bool(stream),
         )
         super().__init__(
-            self._openai,
-            settings=merged_settings(
-                settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
-            ),
+            provider, settings=settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
         )
-
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._openai.model
-
-    @property
-    def client(self) -> openai.OpenAI | openai.AsyncOpenAI:
-        """The SDK client (for tracing or nested use by tools)."""
-        return self._openai.client
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
-        return self._openai.hosted_tool_codecs

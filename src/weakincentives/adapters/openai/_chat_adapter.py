@@ -8,25 +8,23 @@ before anything is sent, naming the kind and this adapter).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, get_args
 
-from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
     ClientSettings,
     MergedOption,
-    build_client,
-    check_client,
     check_model,
     check_request_options,
-    require_sdk,
 )
-from weakincentives.adapters._sdk_transport import SdkTransport
+from weakincentives.adapters._sdk_provider import SdkAdapter, SdkProvider, resolve_client
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
+from weakincentives.adapters.openai._adapter import OPENAI_CLIENTS
 from weakincentives.adapters.openai._chat_stream import ChatStreamReader
 from weakincentives.adapters.openai._chat_wire import (
     ChatWireOptions,
@@ -44,6 +42,10 @@ if TYPE_CHECKING:
 __all__ = ["ChatCompletionsAdapter", "ChatCompletionsProvider"]
 
 type Body = dict[str, JSONValue]
+
+_CHAT_CLIENTS = replace(
+    OPENAI_CLIENTS, key_variable="OPENAI_API_KEY (local servers accept any value)"
+)
 
 _RESERVED_OPTIONS: dict[str, str] = {
     "model": "is set by the adapter (pass model=)",
@@ -65,7 +67,7 @@ _MERGED_OPTIONS = (
 )
 
 
-class ChatCompletionsProvider:
+class ChatCompletionsProvider(SdkProvider[Body, Body, "openai.OpenAI | openai.AsyncOpenAI"]):
     """Chat Completions as a provider for the shared loop (see ``SdkTransport`` for sending)."""
 
     def __init__(
@@ -77,41 +79,17 @@ class ChatCompletionsProvider:
         codecs: Mapping[str, HostedToolCodec[Any, Any]],
         stream: bool,
     ) -> None:
-        self._client = client
-        self._transport = SdkTransport(
+        super().__init__(
+            name="openai-chat",
+            model=wire.model,
+            kind=OPENAI_CLIENTS,
             sdk=sdk,
             client=client,
-            is_async=isinstance(client, sdk.AsyncOpenAI),
             endpoint=lambda attempts: attempts.chat.completions,
+            codecs=codecs,
+            stream=stream,
         )
         self._wire = wire
-        self._codecs = dict(codecs)
-        self._stream = stream
-
-    @property
-    def name(self) -> str:
-        """Adapter name used in events and errors."""
-        return "openai-chat"
-
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._wire.model
-
-    @property
-    def max_retries(self) -> int:
-        """The client's ``max_retries``: how often the loop resends a retryable failure."""
-        return self._transport.max_retries
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind (none by default)."""
-        return self._codecs
-
-    @property
-    def client(self) -> openai.OpenAI | openai.AsyncOpenAI:
-        """The SDK client as given (or built)."""
-        return self._client
 
     def build_request(self, turn: TurnRequest) -> Body:
         """The keyword arguments of ``client.chat.completions.create`` for ``turn``."""
@@ -139,7 +117,7 @@ def _chat_reader(on_text: TextSink, prompt_name: str) -> ChatStreamReader:
     return ChatStreamReader(on_text, prompt_name=prompt_name)
 
 
-class ChatCompletionsAdapter(Adapter[Body, Body]):
+class ChatCompletionsAdapter(SdkAdapter[Body, Body, "openai.OpenAI | openai.AsyncOpenAI"]):
     """Evaluate prompts over Chat Completions, with OpenAI or any compatible server.
 
     Point ``base_url`` at a local server (``http://localhost:8080/v1`` for llama.cpp,
@@ -186,27 +164,17 @@ class ChatCompletionsAdapter(Adapter[Body, Body]):
             reserved=_RESERVED_OPTIONS,
             merged=_MERGED_OPTIONS,
         )
-        sdk = require_sdk("openai", adapter="ChatCompletionsAdapter", extra="openai")
-        check_client(
+        sdk, resolved = resolve_client(
+            _CHAT_CLIENTS,
             client,
-            accepted=(sdk.OpenAI, sdk.AsyncOpenAI),
-            names="openai.OpenAI or openai.AsyncOpenAI",
+            ClientSettings(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            ),
             adapter_type=ChatCompletionsAdapter,
         )
-        if client is None:
-            client = build_client(
-                sdk.OpenAI,
-                sdk.OpenAIError,
-                ClientSettings(
-                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-                ),
-                adapter_type=ChatCompletionsAdapter,
-                provider="OpenAI",
-                key_variable="OPENAI_API_KEY (local servers accept any value)",
-            )
-        self._chat = ChatCompletionsProvider(
+        provider = ChatCompletionsProvider(
             sdk=sdk,
-            client=client,
+            client=resolved,
             wire=ChatWireOptions(
                 model=model,
                 options=options,
@@ -218,26 +186,8 @@ class ChatCompletionsAdapter(Adapter[Body, Body]):
             stream=bool(stream),
         )
         super().__init__(
-            self._chat,
-            settings=merged_settings(
-                settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
-            ),
+            provider, settings=settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
         )
-
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._chat.model
-
-    @property
-    def client(self) -> openai.OpenAI | openai.AsyncOpenAI:
-        """The SDK client (for tracing or nested use by tools)."""
-        return self._chat.client
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind; none unless passed as ``hosted_tool_codecs=``."""
-        return self._chat.hosted_tool_codecs
 
 
 def _check_choice(field_name: str, value: object, choices: Any) -> None:
