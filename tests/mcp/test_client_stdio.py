@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.mcp.conftest import stdio_spec
+from tests.mcp.conftest import SERVER_SCRIPT, stdio_spec
 from weakincentives.discovery import CatalogTool
+from weakincentives.errors import ConfigValidationError
 from weakincentives.mcp import (
     MCPConnectionError,
     MCPTimeoutError,
@@ -116,8 +120,8 @@ def test_a_call_that_never_answers_times_out(paged: MCPToolbox) -> None:
 
 
 def test_a_crashing_server_fails_the_call_and_later_calls() -> None:
-    """A server that dies mid-call gives failed results, never a hang or a raw exception."""
-    with MCPToolbox.open([stdio_spec(name="fragile")]) as toolbox:
+    """Without reconnection, a server that dies mid-call fails every later call too."""
+    with MCPToolbox.open([stdio_spec(name="fragile")], reconnect=False) as toolbox:
         discovery = toolbox.discovery()
         crashed = discovery.call_tool("fragile.crash", {})
         assert crashed.success is False
@@ -128,6 +132,128 @@ def test_a_crashing_server_fails_the_call_and_later_calls() -> None:
         after = discovery.call_tool("fragile.echo", {"text": "anyone?"})
         assert after.success is False
         assert "the connection closed" in after.message
+
+
+def test_a_crashed_server_is_started_again_for_the_next_call() -> None:
+    """The crashing call fails (it is not repeated); the server then runs again."""
+    with MCPToolbox.open([stdio_spec(name="fragile")]) as toolbox:
+        first = toolbox.connection("fragile")
+        discovery = toolbox.discovery()
+        crashed = discovery.call_tool("fragile.crash", {})
+        assert crashed.success is False
+        assert crashed.message == (
+            "fragile.crash failed: MCP server 'fragile' (call_tool): the connection closed "
+            "before the server answered (did the server exit?). The connection to the "
+            "server was opened again; call the tool again if you still need it."
+        )
+        again = toolbox.connection("fragile")
+        assert again is not None
+        assert again is not first
+        assert not again.closed
+        assert first is not None
+        assert first.closed
+        after = discovery.call_tool("fragile.echo", {"text": "back"})
+        assert (after.success, after.message) == (True, "back")
+        assert toolbox.version == 2  # the catalogue was rebuilt from the new listing
+
+
+def test_async_callers_get_the_same_reconnection() -> None:
+    """execute_async on the toolbox's own loop reconnects there."""
+
+    async def scenario() -> tuple[str, bool, str]:
+        async with await MCPToolbox.open_async([stdio_spec(name="fragile")]) as toolbox:
+            executor = toolbox.executor
+            crash, echo_tool = (
+                toolbox.catalog.tool("fragile.crash"),
+                toolbox.catalog.tool("fragile.echo"),
+            )
+            assert crash is not None
+            assert echo_tool is not None
+            crashed = await executor.execute_async(crash, {})
+            echo = await executor.execute_async(echo_tool, {"text": "again"})
+            return crashed.message, echo.success, echo.message
+
+    crashed, echoed, text = asyncio.run(scenario())
+    assert crashed.endswith("call the tool again if you still need it.")
+    assert (echoed, text) == (True, "again")
+
+
+def test_async_callers_on_another_loop_reconnect_on_the_toolboxs_loop() -> None:
+    """A toolbox opened for scripts lives on the background loop; async callers elsewhere."""
+    with MCPToolbox.open([stdio_spec(name="fragile")]) as toolbox:
+        crash, echo_tool = (
+            toolbox.catalog.tool("fragile.crash"),
+            toolbox.catalog.tool("fragile.echo"),
+        )
+        assert crash is not None
+        assert echo_tool is not None
+
+        async def scenario() -> tuple[str, str]:
+            crashed = await toolbox.executor.execute_async(crash, {})
+            echoed = await toolbox.executor.execute_async(echo_tool, {"text": "here"})
+            return crashed.message, echoed.message
+
+        crashed, echoed = asyncio.run(scenario())
+    assert crashed.endswith("call the tool again if you still need it.")
+    assert echoed == "here"
+
+
+def test_a_server_that_cannot_start_again_says_so(tmp_path: Path) -> None:
+    """When the restart fails too, the result says both; later calls name the closed server."""
+    script = tmp_path / "server_app.py"
+    shutil.copy(SERVER_SCRIPT, script)
+    spec = StdioServer(command=sys.executable, args=(str(script),), name="fragile")
+    with MCPToolbox.open([spec], connect_timeout=5.0) as toolbox:
+        script.unlink()  # the next start of the server fails
+        discovery = toolbox.discovery()
+        crashed = discovery.call_tool("fragile.crash", {})
+        assert crashed.success is False
+        assert "(did the server exit?). Opening the connection again failed too: " in (
+            crashed.message
+        )
+        assert "MCP server 'fragile' (connect)" in crashed.message
+        later = discovery.call_tool("fragile.echo", {"text": "anyone?"})
+        assert later.message == ("fragile.echo cannot run: MCP server 'fragile' is not connected")
+
+
+@pytest.mark.parametrize("reconnect", [False, True])
+def test_async_callers_see_a_failed_or_disabled_reconnection(
+    tmp_path: Path, reconnect: bool
+) -> None:
+    """execute_async reports a restart that fails, and skips it when reconnect=False."""
+    script = tmp_path / "server_app.py"
+    shutil.copy(SERVER_SCRIPT, script)
+    spec = StdioServer(command=sys.executable, args=(str(script),), name="fragile")
+
+    async def scenario() -> str:
+        toolbox = await MCPToolbox.open_async([spec], reconnect=reconnect)
+        async with toolbox:
+            script.unlink()
+            crash = toolbox.catalog.tool("fragile.crash")
+            assert crash is not None
+            return (await toolbox.executor.execute_async(crash, {})).message
+
+    message = asyncio.run(scenario())
+    assert "(did the server exit?)" in message
+    if not reconnect:  # no attempt, so nothing about one
+        assert message.endswith("(did the server exit?)")
+    else:
+        assert "Opening the connection again failed too: MCP server 'fragile' (connect)" in (
+            message
+        )
+
+
+def test_reconnect_opens_a_healthy_server_again_and_rebuilds() -> None:
+    """The public reconnect replaces the connection and re-reads the tools."""
+    with MCPToolbox.open([stdio_spec(name="steady")]) as toolbox:
+        before = toolbox.connection("steady")
+        catalog = toolbox.reconnect("steady")
+        assert catalog is toolbox.catalog
+        assert toolbox.connection("steady") is not before
+        assert toolbox.version == 2
+        assert toolbox.discovery().call_tool("steady.echo", {"text": "hi"}).message == "hi"
+        with pytest.raises(ConfigValidationError, match="no MCP server is connected as 'gone'"):
+            toolbox.reconnect("gone")
 
 
 def test_a_server_that_never_answers_the_handshake_times_out() -> None:

@@ -10,6 +10,8 @@ callers.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 from mcp import types
 
 from weakincentives.discovery import CallOutcome, CatalogTool, ToolExecutor
-from weakincentives.mcp._errors import MCPError
+from weakincentives.mcp._errors import MCPConnectionError, MCPError
 from weakincentives.mcp._import import MCPToolHandle
 from weakincentives.mcp._results import outcome_of
 from weakincentives.serde import JSONValue
@@ -49,6 +51,8 @@ class MCPExecutor:
         connection, handle = target
         try:
             result = connection.call_tool_blocking(handle.tool_name, arguments)
+        except MCPConnectionError as error:
+            return self._lost(tool, handle, connection, error)
         except MCPError as error:
             return _failed(tool, error)
         return outcome_of(result, tool_name=tool.tool_id)
@@ -63,9 +67,52 @@ class MCPExecutor:
         connection, handle = target
         try:
             result: types.CallToolResult = await connection.call_tool(handle.tool_name, arguments)
+        except MCPConnectionError as error:
+            if not self._may_reconnect(connection):
+                return _failed(tool, error)
+            replaced = self.toolbox._replace(handle.server, connection)
+            try:
+                if _running_loop() is connection.loop:
+                    await replaced
+                else:
+                    await asyncio.wrap_future(
+                        asyncio.run_coroutine_threadsafe(replaced, connection.loop)
+                    )
+            except MCPError as again:
+                return _not_reconnected(tool, error, again)
+            return _reconnected(tool, error)
         except MCPError as error:
             return _failed(tool, error)
         return outcome_of(result, tool_name=tool.tool_id)
+
+    def _may_reconnect(self, connection: MCPConnection) -> bool:
+        """Whether to open a lost connection again: enabled, open toolbox, a live loop."""
+        return self.toolbox.reconnects and connection.loop.is_running()
+
+    def _lost(
+        self,
+        tool: CatalogTool,
+        handle: MCPToolHandle,
+        connection: MCPConnection,
+        error: MCPConnectionError,
+    ) -> CallOutcome:
+        """The failed call's outcome, after opening the connection again when allowed.
+
+        The call is not repeated: the server may have acted on it before it went away.
+        """
+        if not self._may_reconnect(connection) or _running_loop() is connection.loop:
+            return _failed(tool, error)
+        future = asyncio.run_coroutine_threadsafe(
+            self.toolbox._replace(handle.server, connection), connection.loop
+        )
+        try:
+            future.result(timeout=self.toolbox.reconnect_timeout)
+        except MCPError as again:
+            return _not_reconnected(tool, error, again)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return _not_reconnected(tool, error, "it did not complete in time")
+        return _reconnected(tool, error)
 
     def _target(self, tool: CatalogTool) -> tuple[MCPConnection, MCPToolHandle] | CallOutcome:
         handle = tool.handle
@@ -86,3 +133,25 @@ class MCPExecutor:
 
 def _failed(tool: CatalogTool, error: MCPError) -> CallOutcome:
     return CallOutcome(success=False, message=f"{tool.tool_id} failed: {error}")
+
+
+def _reconnected(tool: CatalogTool, error: MCPError) -> CallOutcome:
+    return CallOutcome(
+        success=False,
+        message=f"{tool.tool_id} failed: {error}. The connection to the server was opened "
+        "again; call the tool again if you still need it.",
+    )
+
+
+def _not_reconnected(tool: CatalogTool, error: MCPError, again: object) -> CallOutcome:
+    return CallOutcome(
+        success=False,
+        message=f"{tool.tool_id} failed: {error}. Opening the connection again failed too: {again}",
+    )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -11,6 +11,7 @@ take ``toolbox.catalog`` (or ``toolbox.discovery()``) again after a change.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -53,13 +54,21 @@ class MCPToolbox:
         tools: Iterable[CatalogTool] = (),
         nodes: Iterable[CatalogNode] = (),
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         on_change: ChangeListener | None = None,
+        reconnect: bool = True,
+        errlog: TextIO | None = None,
     ) -> None:
         self._extra_tools = tuple(tools)
         self._extra_nodes = tuple(nodes)
         self._call_timeout = call_timeout
+        self._connect_timeout = connect_timeout
         self._on_change = on_change
+        self._reconnect = reconnect
+        self._errlog = errlog
         self._connections: dict[str, MCPConnection] = {}
+        self._replacing: dict[str, asyncio.Lock] = {}
+        self._closed = False
         self._listings: dict[str, tuple[types.Tool, ...]] = {}
         self._lock = threading.Lock()
         self._catalog = ToolCatalog(tools=self._extra_tools, nodes=self._extra_nodes)
@@ -77,6 +86,7 @@ class MCPToolbox:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         on_change: ChangeListener | None = None,
         errlog: TextIO | None = None,
+        reconnect: bool = True,
     ) -> MCPToolbox:
         """Connect to every server concurrently, read their tools and build the catalogue.
 
@@ -84,9 +94,20 @@ class MCPToolbox:
         (for example from a catalogue file; nothing executes them). If any server
         fails to connect or list, the others are closed and the first failure is raised
         as an :class:`MCPError`; a catalogue that does not validate raises
-        :class:`~weakincentives.errors.CatalogError`.
+        :class:`~weakincentives.errors.CatalogError`. With ``reconnect`` (the default),
+        a call that finds its server's connection closed (a stdio server that crashed,
+        an HTTP server that went away) fails, and the connection is then opened again
+        for the calls after it (see :meth:`reconnect_async`).
         """
-        toolbox = cls(tools=tools, nodes=nodes, call_timeout=call_timeout, on_change=on_change)
+        toolbox = cls(
+            tools=tools,
+            nodes=nodes,
+            call_timeout=call_timeout,
+            connect_timeout=connect_timeout,
+            on_change=on_change,
+            reconnect=reconnect,
+            errlog=errlog,
+        )
         opened = await asyncio.gather(
             *(
                 MCPConnection.open(
@@ -130,6 +151,7 @@ class MCPToolbox:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         on_change: ChangeListener | None = None,
         errlog: TextIO | None = None,
+        reconnect: bool = True,
     ) -> MCPToolbox:
         """:meth:`open_async` for scripts: the connections live on the library's background loop."""
         return run_sync(
@@ -141,6 +163,7 @@ class MCPToolbox:
                 call_timeout=call_timeout,
                 on_change=on_change,
                 errlog=errlog,
+                reconnect=reconnect,
             )
         )
 
@@ -238,8 +261,67 @@ class MCPToolbox:
         """:meth:`refresh_async` for scripts."""
         return run_sync(self.refresh_async(server))
 
+    @property
+    def reconnects(self) -> bool:
+        """Whether a connection found closed by a call is opened again for later calls."""
+        return self._reconnect and not self._closed
+
+    @property
+    def reconnect_timeout(self) -> float:
+        """The longest a reconnection may take: the handshake plus listing the tools."""
+        return 2 * self._connect_timeout + 1.0
+
+    async def reconnect_async(self, server: str) -> ToolCatalog:
+        """Close ``server``'s connection, open it again (restarting a stdio server) and re-list.
+
+        Await it on the loop that opened the toolbox (scripts: :meth:`reconnect`). The
+        catalogue is rebuilt from the new listing. Raises :class:`MCPError` when the
+        server cannot be reached again (its entries stay, and calls keep failing with a
+        clear message until a later reconnection succeeds) and ``ConfigValidationError``
+        for a name that is not connected.
+        """
+        old = self._connections.get(server)
+        if old is None:
+            raise ConfigValidationError(
+                f"no MCP server is connected as {server!r}; connected: "
+                f"{', '.join(sorted(self._connections)) or 'none'}",
+                field_name="server",
+            )
+        await self._replace(server, old)
+        return self.catalog
+
+    def reconnect(self, server: str) -> ToolCatalog:
+        """:meth:`reconnect_async` for scripts (toolboxes built with :meth:`open`)."""
+        return run_sync(self.reconnect_async(server))
+
+    async def _replace(self, server: str, old: MCPConnection) -> None:
+        """Swap ``old`` for a new connection to the same server, unless it was already."""
+        async with self._replacing.setdefault(server, asyncio.Lock()):
+            if self._connections.get(server) is not old:
+                return  # another call reconnected it while this one waited
+            with contextlib.suppress(Exception):
+                await old.aclose()
+            new = await MCPConnection.open(
+                old.spec,
+                connect_timeout=self._connect_timeout,
+                call_timeout=self._call_timeout,
+                on_tools_changed=self._tools_changed,
+                errlog=self._errlog,
+            )
+            try:
+                listed = await new.list_tools()
+            except BaseException:
+                await new.aclose()
+                raise
+            with self._lock:
+                self._connections[server] = new
+                self._listings[server] = listed
+        logger.info("reconnected to MCP server %r", server)
+        self._rebuild()
+
     async def aclose(self) -> None:
         """Close every connection (stopping stdio servers); safe to call twice."""
+        self._closed = True
         await asyncio.gather(
             *(connection.aclose() for connection in self._connections.values()),
             return_exceptions=True,
