@@ -199,7 +199,7 @@ def test_async_callers_on_another_loop_reconnect_on_the_toolboxs_loop() -> None:
 
 
 def test_a_server_that_cannot_start_again_says_so(tmp_path: Path) -> None:
-    """When the restart fails too, the result says both; later calls name the closed server."""
+    """When the restart fails, results say why; each later call tries again until it works."""
     script = tmp_path / "server_app.py"
     shutil.copy(SERVER_SCRIPT, script)
     spec = StdioServer(command=sys.executable, args=(str(script),), name="fragile")
@@ -213,34 +213,55 @@ def test_a_server_that_cannot_start_again_says_so(tmp_path: Path) -> None:
         )
         assert "MCP server 'fragile' (connect)" in crashed.message
         later = discovery.call_tool("fragile.echo", {"text": "anyone?"})
-        assert later.message == ("fragile.echo cannot run: MCP server 'fragile' is not connected")
+        assert later.success is False
+        assert later.message.startswith(
+            "fragile.echo cannot run: MCP server 'fragile' is not connected, and opening the "
+            "connection again failed: MCP server 'fragile' (connect)"
+        )
+        shutil.copy(SERVER_SCRIPT, script)  # the server can start again: calls recover
+        healed = discovery.call_tool("fragile.echo", {"text": "back"})
+        assert (healed.success, healed.message) == (True, "back")
 
 
 @pytest.mark.parametrize("reconnect", [False, True])
 def test_async_callers_see_a_failed_or_disabled_reconnection(
     tmp_path: Path, reconnect: bool
 ) -> None:
-    """execute_async reports a restart that fails, and skips it when reconnect=False."""
+    """execute_async reports a failed restart and retries it; reconnect=False never tries."""
     script = tmp_path / "server_app.py"
     shutil.copy(SERVER_SCRIPT, script)
     spec = StdioServer(command=sys.executable, args=(str(script),), name="fragile")
 
-    async def scenario() -> str:
+    async def scenario() -> list[str]:
         toolbox = await MCPToolbox.open_async([spec], reconnect=reconnect)
         async with toolbox:
             script.unlink()
-            crash = toolbox.catalog.tool("fragile.crash")
+            crash, echo = (
+                toolbox.catalog.tool("fragile.crash"),
+                toolbox.catalog.tool("fragile.echo"),
+            )
             assert crash is not None
-            return (await toolbox.executor.execute_async(crash, {})).message
+            assert echo is not None
+            messages = [(await toolbox.executor.execute_async(crash, {})).message]
+            messages.append((await toolbox.executor.execute_async(echo, {"text": "a"})).message)
+            shutil.copy(SERVER_SCRIPT, script)
+            messages.append((await toolbox.executor.execute_async(echo, {"text": "b"})).message)
+            return messages
 
-    message = asyncio.run(scenario())
-    assert "(did the server exit?)" in message
-    if not reconnect:  # no attempt, so nothing about one
-        assert message.endswith("(did the server exit?)")
+    crashed, while_down, after = asyncio.run(scenario())
+    assert "(did the server exit?)" in crashed
+    if not reconnect:  # no attempt, so nothing about one, and no recovery
+        assert crashed.endswith("(did the server exit?)")
+        assert while_down.endswith("(did the server exit?)")
+        assert after.endswith("(did the server exit?)")
     else:
         assert "Opening the connection again failed too: MCP server 'fragile' (connect)" in (
-            message
+            crashed
         )
+        assert while_down.startswith(
+            "fragile.echo cannot run: MCP server 'fragile' is not connected, and opening"
+        )
+        assert after == "b"
 
 
 def test_reconnect_opens_a_healthy_server_again_and_rebuilds() -> None:

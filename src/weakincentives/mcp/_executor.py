@@ -49,10 +49,17 @@ class MCPExecutor:
         if isinstance(target, CallOutcome):
             return target if self.fallback is None else self.fallback.execute(tool, arguments)
         connection, handle = target
+        if connection.closed:  # an earlier reconnection failed: try again before calling
+            reopened = self._reopened(handle, self._reopen_blocking(handle, connection))
+            if isinstance(reopened, str):
+                return _not_connected(tool, handle, reopened)
+            connection = reopened
         try:
             result = connection.call_tool_blocking(handle.tool_name, arguments)
         except MCPConnectionError as error:
-            return self._lost(tool, handle, connection, error)
+            # The call is not repeated: the server may have acted on it before it went away.
+            problem = self._reopen_blocking(handle, connection)
+            return _lost(tool, error, problem)
         except MCPError as error:
             return _failed(tool, error)
         return outcome_of(result, tool_name=tool.tool_id)
@@ -65,54 +72,63 @@ class MCPExecutor:
         if isinstance(target, CallOutcome):
             return target if self.fallback is None else self.fallback.execute(tool, arguments)
         connection, handle = target
+        if connection.closed:
+            reopened = self._reopened(handle, await self._reopen(handle, connection))
+            if isinstance(reopened, str):
+                return _not_connected(tool, handle, reopened)
+            connection = reopened
         try:
             result: types.CallToolResult = await connection.call_tool(handle.tool_name, arguments)
         except MCPConnectionError as error:
-            if not self._may_reconnect(connection):
-                return _failed(tool, error)
-            replaced = self.toolbox._replace(handle.server, connection)
-            try:
-                if _running_loop() is connection.loop:
-                    await replaced
-                else:
-                    await asyncio.wrap_future(
-                        asyncio.run_coroutine_threadsafe(replaced, connection.loop)
-                    )
-            except MCPError as again:
-                return _not_reconnected(tool, error, again)
-            return _reconnected(tool, error)
+            return _lost(tool, error, await self._reopen(handle, connection))
         except MCPError as error:
             return _failed(tool, error)
         return outcome_of(result, tool_name=tool.tool_id)
 
-    def _may_reconnect(self, connection: MCPConnection) -> bool:
-        """Whether to open a lost connection again: enabled, open toolbox, a live loop."""
-        return self.toolbox.reconnects and connection.loop.is_running()
-
-    def _lost(
-        self,
-        tool: CatalogTool,
-        handle: MCPToolHandle,
-        connection: MCPConnection,
-        error: MCPConnectionError,
-    ) -> CallOutcome:
-        """The failed call's outcome, after opening the connection again when allowed.
-
-        The call is not repeated: the server may have acted on it before it went away.
-        """
+    def _reopen_blocking(self, handle: MCPToolHandle, connection: MCPConnection) -> str | None:
+        """Open ``connection`` again from a worker thread; None on success, else why not."""
         if not self._may_reconnect(connection) or _running_loop() is connection.loop:
-            return _failed(tool, error)
+            return _NOT_TRIED
         future = asyncio.run_coroutine_threadsafe(
             self.toolbox._replace(handle.server, connection), connection.loop
         )
         try:
             future.result(timeout=self.toolbox.reconnect_timeout)
-        except MCPError as again:
-            return _not_reconnected(tool, error, again)
+        except MCPError as error:
+            return str(error)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            return _not_reconnected(tool, error, "it did not complete in time")
-        return _reconnected(tool, error)
+            return "it did not complete in time"
+        return None
+
+    async def _reopen(self, handle: MCPToolHandle, connection: MCPConnection) -> str | None:
+        """Open ``connection`` again from async code; None on success, else why not."""
+        if not self._may_reconnect(connection):
+            return _NOT_TRIED
+        replacing = self.toolbox._replace(handle.server, connection)
+        try:
+            if _running_loop() is connection.loop:
+                await replacing
+            else:
+                await asyncio.wrap_future(
+                    asyncio.run_coroutine_threadsafe(replacing, connection.loop)
+                )
+        except MCPError as error:
+            return str(error)
+        return None
+
+    def _reopened(self, handle: MCPToolHandle, problem: str | None) -> MCPConnection | str:
+        """The server's new connection after a reopening, or why there is none."""
+        if problem is not None:
+            return problem
+        fresh = self.toolbox.connection(handle.server)
+        if fresh is None or fresh.closed:
+            return "the new connection closed at once"
+        return fresh
+
+    def _may_reconnect(self, connection: MCPConnection) -> bool:
+        """Whether to open a lost connection again: enabled, open toolbox, a live loop."""
+        return self.toolbox.reconnects and connection.loop.is_running()
 
     def _target(self, tool: CatalogTool) -> tuple[MCPConnection, MCPToolHandle] | CallOutcome:
         handle = tool.handle
@@ -123,12 +139,28 @@ class MCPExecutor:
                 "an MCP server or an implementation behind it",
             )
         connection = self.toolbox.connection(handle.server)
-        if connection is None or connection.closed:
-            return CallOutcome(
-                success=False,
-                message=f"{tool.tool_id} cannot run: MCP server {handle.server!r} is not connected",
-            )
+        if connection is None:
+            return _not_connected(tool, handle, _NOT_TRIED)
         return connection, handle
+
+
+_NOT_TRIED = ""
+"""Reopening was not attempted (turned off, the toolbox is closed, or its loop stopped)."""
+
+
+def _not_connected(tool: CatalogTool, handle: MCPToolHandle, problem: str) -> CallOutcome:
+    message = f"{tool.tool_id} cannot run: MCP server {handle.server!r} is not connected"
+    if problem:
+        message += f", and opening the connection again failed: {problem}"
+    return CallOutcome(success=False, message=message)
+
+
+def _lost(tool: CatalogTool, error: MCPError, problem: str | None) -> CallOutcome:
+    if problem is None:
+        return _reconnected(tool, error)
+    if problem:
+        return _not_reconnected(tool, error, problem)
+    return _failed(tool, error)
 
 
 def _failed(tool: CatalogTool, error: MCPError) -> CallOutcome:
