@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from array import array
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from weakincentives.discovery._freeze import FieldOccurrences, Frozen, idf
@@ -24,7 +25,16 @@ from weakincentives.discovery._freeze import FieldOccurrences, Frozen, idf
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["available", "freeze", "lookup", "numpy_module", "top_scores"]
+__all__ = [
+    "Layout",
+    "available",
+    "expand",
+    "freeze",
+    "layout",
+    "lookup",
+    "numpy_module",
+    "top_scores",
+]
 
 type _Array = Any
 """A numpy array (numpy is optional, so its types are not named here)."""
@@ -50,6 +60,48 @@ def _np() -> ModuleType:
     if numpy is None:  # pragma: no cover - callers check available() first
         raise RuntimeError("numpy is not installed")
     return numpy
+
+
+type Layout = tuple[_Array, _Array, _Array]
+"""Ids of many chunks laid out flat: each chunk's length, where it starts, and all ids."""
+
+
+def layout(per_chunk: Sequence[tuple[int, ...]]) -> Layout:
+    """Lay the term ids of every chunk out flat, for :func:`expand`."""
+    np = _np()
+    lengths = np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk))
+    flat = np.fromiter(chain.from_iterable(per_chunk), dtype=np.uint32, count=int(lengths.sum()))
+    return lengths, np.cumsum(lengths) - lengths, flat
+
+
+def expand(
+    counts: array[int], chunks: array[int], chunk_terms: Layout
+) -> tuple[array[int], array[int]]:
+    """The term ids of each document's chunks in order, and the document of each id.
+
+    Document ``k`` is the next ``counts[k]`` entries of ``chunks``; the same
+    flattening as the pure-Python one in :mod:`~weakincentives.discovery._terms`.
+    """
+    np = _np()
+    lengths, starts, flat = chunk_terms
+    which = np.frombuffer(chunks, dtype=np.uint32)
+    sizes = lengths[which]
+    owners = np.repeat(
+        np.arange(len(counts), dtype=np.uint32), np.frombuffer(counts, dtype=np.uint32)
+    )
+    ends = np.cumsum(sizes)
+    # Position of each output id in ``flat``: its chunk's start plus its rank inside the chunk.
+    offsets = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(
+        starts[which] - (ends - sizes), sizes
+    )
+    return _as_array(flat[offsets]), _as_array(np.repeat(owners, sizes).astype(np.uint32))
+
+
+def _as_array(values: _Array) -> array[int]:
+    """A uint32 numpy array as an ``array("I")`` (one copy)."""
+    out: array[int] = array("I")
+    out.frombytes(memoryview(values).cast("B"))
+    return out
 
 
 def freeze(
