@@ -30,8 +30,8 @@ __all__ = [
     "available",
     "expand",
     "freeze",
+    "hits",
     "layout",
-    "lookup",
     "numpy_module",
     "top_scores",
 ]
@@ -225,45 +225,44 @@ def top_scores(
     np = _np()
     all_ids = np.frombuffer(ids, dtype=np.uint32)
     all_impacts = np.frombuffer(impacts, dtype=np.float32)
-    scores = np.zeros(size, dtype=np.float64)
-    touched = np.zeros(size, dtype=np.bool_)
+    places = [all_ids[start:end] for start, end in spans]
+    values = [all_impacts[start:end] for start, end in spans]
     if bonus:
-        where = np.fromiter(bonus.keys(), dtype=np.int64, count=len(bonus))
-        scores[where] = np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus))
-        touched[where] = True
-    for start, end in spans:
-        positions = all_ids[start:end]
-        scores[positions] += all_impacts[start:end]
-        touched[positions] = True
-    matched = np.flatnonzero(touched)
+        places.insert(0, np.fromiter(bonus.keys(), dtype=np.uint32, count=len(bonus)))
+        values.insert(0, np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus)))
+    if not places:
+        return {}
+    # One pass: bincount adds the weights in array order, so each document's sum is
+    # formed as bonus + strongest term + ..., the same additions as the Python twin.
+    positions = np.concatenate(places)
+    scores = np.bincount(
+        positions, weights=np.concatenate(values, dtype=np.float64), minlength=size
+    )
+    matched = np.flatnonzero(np.bincount(positions, minlength=size) > 0)  # bool: faster
     if top is None or (accept is None and len(matched) <= top):
         return dict(zip(matched.tolist(), scores[matched].tolist(), strict=True))
     return _best(scores, matched, top, accept)
 
 
-def lookup(
+def hits(
     ids: array[int],
     impacts: array[float],
     spans: Sequence[tuple[int, int]],
     positions: Sequence[int],
-) -> dict[int, float]:
-    """Scores of just ``positions`` (those that match): one binary search per term, vectorised.
-
-    Terms are added in the order given, as the pure-Python lookup does.
-    """
+) -> list[dict[int, float]]:
+    """For each term's span, the impact on each of ``positions`` it holds (binary search)."""
     np = _np()
     all_ids = np.frombuffer(ids, dtype=np.uint32)
     all_impacts = np.frombuffer(impacts, dtype=np.float32)
     wanted = np.asarray(positions, dtype=np.int64)
-    scores = np.zeros(len(wanted), dtype=np.float64)
-    found = np.zeros(len(wanted), dtype=np.bool_)
+    found: list[dict[int, float]] = []
     for start, end in spans:
         listed = all_ids[start:end]
         at = np.minimum(np.searchsorted(listed, wanted), len(listed) - 1)
         hit = listed[at] == wanted
-        scores[hit] += all_impacts[start + at[hit]]
-        found |= hit
-    return dict(zip(wanted[found].tolist(), scores[found].tolist(), strict=True))
+        values = all_impacts[start + at[hit]]
+        found.append(dict(zip(wanted[hit].tolist(), values.tolist(), strict=True)))
+    return found
 
 
 def _best(
