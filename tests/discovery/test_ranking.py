@@ -357,4 +357,6 @@ class TestLastResort:
         ids = [tool.tool_id for tool in TOOLS] + ["unknown"]
         rows = index.relevance_rows(queries, ids)
         assert rows == [index.relevance_of(query, ids) for query in queries]
-        assert rows[0] and rows[1] and not rows[2]
+        assert rows[0]
+        assert rows[1]
+        assert not rows[2]
