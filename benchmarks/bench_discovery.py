@@ -431,7 +431,7 @@ def _rss_mib() -> float:
     return 0.0
 
 
-def quality(name: DatasetName, semantic_step: int) -> None:
+def quality(name: DatasetName, semantic_step: int | None) -> None:
     """The quality table for one shared data set, every system in this one run."""
     records, queries = load_records(name), load_queries(name)
     catalog = ToolCatalog.from_records(records)
@@ -459,7 +459,8 @@ def quality(name: DatasetName, semantic_step: int) -> None:
     if okapi_s is not None:
         rows.append(("bm25s name+summary+path", evaluate(okapi_s, queries)))
     print(f"== quality, {name}: {len(queries)} queries, {len(catalog)} tools, search at the root")
-    rows.extend(semantic_rows(catalog, queries, semantic_step))
+    if semantic_step is not None:
+        rows.extend(semantic_rows(catalog, queries, semantic_step))
     print_quality(rows)
     print()
 
@@ -585,10 +586,14 @@ def main() -> None:
         help="score the e5 rows on every n-th query (default: 1 for ToolBench, 10 for MetaTool)",
     )
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument(
+        "--skip-semantic", action="store_true", help="leave out the e5 rows (slow on a busy CPU)"
+    )
     parser.add_argument("--quality-only", action="store_true")
     args = parser.parse_args()
     for name in () if args.skip_quality else DATASETS:
-        quality(name, args.semantic_step or (10 if name == "metatool" else 1))
+        step = args.semantic_step or (10 if name == "metatool" else 1)
+        quality(name, None if args.skip_semantic else step)
     if args.quality_only:
         return
     records = load_records()

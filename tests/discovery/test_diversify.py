@@ -185,3 +185,18 @@ def test_the_lazy_greedy_picks_what_the_plain_greedy_picks(
     index = _TableIndex({f"{request}.": row for request, row in table.items()})
     rows = [table[request] for request in asked]
     assert diversify(query, ranked, index) == _plain_greedy(ranked, rows)
+
+
+class _BadRows(_ScoresOnly):
+    """An index whose ``relevance_rows`` answers in the wrong shape: it is not trusted."""
+
+    def relevance_rows(self, queries: Sequence[str], tool_ids: Sequence[str]) -> object:
+        return "not rows"
+
+
+def test_a_malformed_batch_answer_falls_back_to_scoring() -> None:
+    """Diversification uses ``score_tools`` when ``relevance_rows`` is not a list of mappings."""
+    index = BM25Ranker().index(_catalog())
+    scores = index.score_tools(QUERY)
+    ranked = sorted(((s, t) for t, s in scores.items()), key=lambda e: (-e[0], e[1]))
+    assert diversify(QUERY, ranked, _BadRows(index)) == diversify(QUERY, ranked, index)

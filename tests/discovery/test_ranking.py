@@ -348,3 +348,15 @@ class TestLastResort:
         some = index.relevance_of("bucket object upload", ["storage.put_object", "lint.run_linter"])
         assert some == {"storage.put_object": pytest.approx(full["storage.put_object"])}
         assert index.relevance_of("zzz", ["storage.put_object", "unknown"]) == {}
+
+    @pytest.mark.parametrize("vectorised", [True, False])
+    def test_relevance_rows_are_relevance_of_each_query(self, vectorised: bool) -> None:
+        """Batched lookups give each query exactly what a lookup of its own gives."""
+        index = BM25Ranker(vectorised=vectorised).index(ToolCatalog(tools=TOOLS))
+        queries = ["bucket object upload", "run the linter", "zzz", "upload lint storage"]
+        ids = [tool.tool_id for tool in TOOLS] + ["unknown"]
+        rows = index.relevance_rows(queries, ids)
+        assert rows == [index.relevance_of(query, ids) for query in queries]
+        assert rows[0]
+        assert rows[1]
+        assert not rows[2]

@@ -7,8 +7,9 @@ share between services and threads.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 
 from weakincentives.discovery._catalog import TreePath
@@ -94,20 +95,39 @@ class BM25Index:
         request of a multi-request query); category evidence comes from each
         tool's own categories, whatever their rank among all categories.
         """
-        terms = list(dict.fromkeys(tokenize(query)))
+        return self.relevance_rows([query], tool_ids)[0]
+
+    def relevance_rows(
+        self, queries: Sequence[str], tool_ids: Iterable[str]
+    ) -> list[Mapping[str, float]]:
+        """:meth:`relevance_of` for each of several queries, each term looked up once."""
+        per_query = [list(dict.fromkeys(tokenize(query))) for query in queries]
+        vocabulary = list(dict.fromkeys(chain.from_iterable(per_query)))
         positions = sorted(
             {p for tool_id in tool_ids if (p := self.positions.get(tool_id)) is not None}
         )
+        holders = sorted({node for p in positions for node in self.holders[p]})
+        tool_hits = self.tools.hits(vocabulary, positions)
+        node_hits = self.nodes.hits(vocabulary, holders)
+        return [self._relevance(terms, positions, tool_hits, node_hits) for terms in per_query]
+
+    def _relevance(
+        self,
+        terms: list[str],
+        positions: Sequence[int],
+        tool_hits: Mapping[str, Mapping[int, float]],
+        node_hits: Mapping[str, Mapping[int, float]],
+    ) -> dict[str, float]:
+        """One query's relevance of ``positions`` from per-term impacts (see ``relevance_of``)."""
         ids = self.tool_ids
         result: dict[str, float] = {}
         ceiling = self.tools.ceiling_of(terms)
         if ceiling:
-            own = self.tools.score_documents(terms, positions)
-            result = {ids[p]: score / ceiling for p, score in own.items()}
+            own = _summed(terms, tool_hits)
+            result = {ids[p]: score / ceiling for p, score in sorted(own.items())}
         node_ceiling = self.nodes.ceiling_of(terms)
-        holders = sorted({node for p in positions for node in self.holders[p]})
-        if node_ceiling and holders:
-            found = self.nodes.score_documents(terms, holders)
+        if node_ceiling:
+            found = _summed(terms, node_hits)
             for node, score in sorted(found.items()):
                 lent = self.lend[node] * score / node_ceiling
                 for p in self.members[node]:
@@ -147,3 +167,13 @@ class BM25Index:
         scores = self.stops.score(terms)
         ids = self.tool_ids
         return {ids[p]: FALLBACK_CEILING * score / ceiling for p, score in scores.items()}
+
+
+def _summed(terms: Iterable[str], hits: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
+    """Each document's impacts summed over ``terms`` in order, from 0.0."""
+    total: dict[int, float] = {}
+    get = total.get
+    for term in terms:
+        for position, impact in hits.get(term, {}).items():
+            total[position] = get(position, 0.0) + impact
+    return total

@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Mapping, Sequence
+from operator import mul
 
 from weakincentives.discovery._ranking import RankIndex
 from weakincentives.discovery._text import tokenize
@@ -50,37 +51,45 @@ def diversify(
         return list(ranked)
     head = list(ranked[:DIVERSIFY_DEPTH])
     ids = [tool_id for _, tool_id in head]
-    per_request = [_relevance(index, request, ids) for request in requests]
+    per_request = _relevances(index, requests, ids)
     share = 1.0 / len(requests)
     rows = {tool_id: [scores.get(tool_id, 0.0) for scores in per_request] for tool_id in ids}
+    # share * relevance to each request, per candidate: the coverage weights.
+    weights = {tool_id: [share * score for score in row] for tool_id, row in rows.items()}
+    keep = 1 - _MIX
     uncovered = [1.0] * len(requests)
     order: list[tuple[float, str]] = []
     # Lazy greedy: a loss can only grow as requests get covered (exactly so in floating
     # point: every factor is at most 1), so a stale loss is a lower bound, and an entry
-    # whose fresh loss still beats every other stale one is the true best.
-    pending = [(_loss(entry, rows[entry[1]], uncovered, share), entry) for entry in head]
+    # whose fresh loss still beats every other stale one is the true best. A loss is
+    # minus the xQuAD gain, then the id (ties go to the smaller id).
+    pending = [
+        (-(keep * entry[0] + _MIX * sum(map(mul, weights[entry[1]], uncovered))), entry[1], entry)
+        for entry in head
+    ]
     heapq.heapify(pending)
     while pending:
-        _, best = heapq.heappop(pending)
-        fresh = _loss(best, rows[best[1]], uncovered, share)
-        if pending and fresh > pending[0][0]:
-            heapq.heappush(pending, (fresh, best))
+        _, tool_id, best = heapq.heappop(pending)
+        fresh = -(keep * best[0] + _MIX * sum(map(mul, weights[tool_id], uncovered)))
+        if pending and (fresh, tool_id) > pending[0][:2]:
+            heapq.heappush(pending, (fresh, tool_id, best))
             continue
         order.append(best)
         uncovered = [
             left * (1.0 - min(score, 1.0))
-            for score, left in zip(rows[best[1]], uncovered, strict=True)
+            for score, left in zip(rows[tool_id], uncovered, strict=True)
         ]
     return order + list(ranked[DIVERSIFY_DEPTH:])
 
 
-def _loss(
-    entry: tuple[float, str], row: Sequence[float], uncovered: Sequence[float], share: float
-) -> tuple[float, str]:
-    """Smaller is better: minus the xQuAD gain, then the id (ties go to the smaller id)."""
-    relevance, tool_id = entry
-    coverage = sum(share * score * left for score, left in zip(row, uncovered, strict=True))
-    return (-((1 - _MIX) * relevance + _MIX * coverage), tool_id)
+def _relevances(index: RankIndex, requests: list[str], ids: list[str]) -> list[Mapping[str, float]]:
+    """Relevance of ``ids`` to each request: by batched lookups when the index offers them."""
+    relevance_rows = getattr(index, "relevance_rows", None)
+    if callable(relevance_rows):
+        rows = relevance_rows(requests, ids)
+        if isinstance(rows, list) and all(isinstance(row, Mapping) for row in rows):
+            return rows
+    return [_relevance(index, request, ids) for request in requests]
 
 
 def _relevance(index: RankIndex, request: str, ids: list[str]) -> Mapping[str, float]:

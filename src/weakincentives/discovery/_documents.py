@@ -6,20 +6,23 @@ its paths) and ``params`` (its argument names). A category's document pools
 its own name (``parent``), summary, tags and ancestors with its child
 categories' names and the names, summaries, tags and argument names of the
 tools directly under it. Every field of a collection is one pair of flat
-arrays (term ids, document positions) built without a Python object per
-occurrence; a category copies its tools' occurrences array to array.
+arrays (term ids, document positions) built column by column, without a
+Python frame per document or occurrence (see :mod:`._terms`); a category
+copies its tools' occurrences array to array.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left, bisect_right
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, repeat
-from operator import attrgetter
+from itertools import chain, compress, count, repeat
+from operator import attrgetter, itemgetter, methodcaller, ne
 
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
-from weakincentives.discovery._terms import Memo, TermTable
+from weakincentives.discovery._terms import Chunked, Column, Kind, Memo, TermTable, column_of
 
 __all__ = ["FIELDS", "Collections", "collect"]
 
@@ -31,21 +34,17 @@ _POOLED = ("name", "summary", "tags", "params")
 class _Field:
     """Occurrences of one field across a collection: term ids and their documents."""
 
-    __slots__ = ("docs", "starts", "terms")
+    __slots__ = ("docs", "terms")
 
-    def __init__(self, per_doc: Sequence[Sequence[int]]) -> None:
-        lengths = list(map(len, per_doc))
-        self.terms: array[int] = array("I", chain.from_iterable(per_doc))
-        self.docs: array[int] = array("I", chain.from_iterable(map(repeat, count(), lengths)))
-        self.starts: array[int] = array("Q", accumulate(lengths, initial=0))
-        """Where each document's occurrences begin, and (last) where they all end."""
+    def __init__(self, column: Column) -> None:
+        self.terms, self.docs = column
 
     def slice(self, position: int) -> array[int]:
-        """The term ids of document ``position``."""
-        return self.terms[self.starts[position] : self.starts[position + 1]]
+        """The term ids of document ``position`` (before anything was added)."""
+        return self.terms[bisect_left(self.docs, position) : bisect_right(self.docs, position)]
 
     def add(self, position: int, ids: Sequence[int]) -> None:
-        """Append occurrences for ``position`` (``starts`` no longer describes them)."""
+        """Append occurrences for ``position`` (``docs`` is no longer sorted)."""
         self.terms.extend(ids)
         self.docs.extend(repeat(position, len(ids)))
 
@@ -64,82 +63,100 @@ class Collections:
     """Positions of the categories directly holding each tool."""
 
 
-def collect(catalog: ToolCatalog, members: Sequence[Sequence[int]]) -> Collections:
-    """Tokenise ``catalog`` once; ``members[k]`` are the tools directly under node ``k``."""
+def collect(
+    catalog: ToolCatalog, members: Sequence[Sequence[int]], *, vectorised: bool
+) -> Collections:
+    """Tokenise ``catalog`` once; ``members[k]`` are the tools directly under node ``k``.
+
+    Every text column is chunked first and expanded after, so the chunks'
+    terms are laid out once (``vectorised`` expands with numpy).
+    """
     table = TermTable()
     tools = catalog.tools
-    fields, stops, exact = _tool_fields(tools, table)
-    node_list = list(catalog.nodes.values())
-    field = table.field
-    labels = [n.name if n.name == n.path[-1] else f"{n.name} {n.path[-1]}" for n in node_list]
-    nodes = {
-        "name": _Field(
-            [
-                field(" ".join(child.name for child in catalog.children(node.path)))
-                for node in node_list
-            ]
-        ),
-        "summary": _Field([table.content(node.summary) for node in node_list]),
-        "tags": _Field([field(" ".join(node.tags)) for node in node_list]),
-        "parent": _Field(list(map(field, labels))),
-        "ancestors": _Field([field(" ".join(node.path[:-1])) for node in node_list]),
-        "params": _Field([]),
-    }
+    tool_text = {name: table.chunk(texts) for name, texts in _tool_texts(tools).items()}
+    node_text = {name: table.chunk(texts) for name, texts in _node_texts(catalog).items()}
+
+    def column(chunked: Chunked, kind: Kind = "content") -> _Field:
+        return _Field(table.column(chunked, kind, vectorised=vectorised))
+
+    fields = {name: column(tool_text[name]) for name in FIELDS}
+    nodes = {name: column(node_text[name]) for name in node_text}
+    nodes["params"] = _Field(column_of([]))
+    # Stop postings count presence only, so a word in both a name and a summary may
+    # appear twice here: freezing counts it once.
+    by_name = column(tool_text["name"], "stops")
+    by_summary = column(tool_text["summary"], "stops")
+    stops = (by_name.terms + by_summary.terms, by_name.docs + by_summary.docs)
+    by_id = table.plain_ids(map(attrgetter("tool_id"), tools))
+    exact = _exact(tools, table.plains(tool_text["name"]), by_id)
     holders: list[list[int]] = [[] for _ in tools]
-    for k, group in enumerate(members):
-        for position in group:
-            holders[position].append(k)
+    owners = chain.from_iterable(map(repeat, count(), map(len, members)))
+    deque(
+        map(list.append, map(holders.__getitem__, chain.from_iterable(members)), owners), maxlen=0
+    )
     _pool(fields, nodes, holders)
     return Collections(
         terms=table.terms,
         tools={n: (f.terms, f.docs) for n, f in fields.items()},
         nodes={n: (f.terms, f.docs) for n, f in nodes.items()},
-        stops=(stops.terms, stops.docs),
+        stops=stops,
         exact=exact,
         holders=tuple(map(tuple, holders)),
     )
 
 
-def _tool_fields(
-    tools: Sequence[CatalogTool], table: TermTable
-) -> tuple[dict[str, _Field], _Field, dict[tuple[str, ...], tuple[str, ...]]]:
-    """Each tool field as a column; the stop words of names and summaries; exact keys."""
-    field = table.field
-    names = list(map(attrgetter("name"), tools))
-    summaries = list(map(attrgetter("summary"), tools))
-    parents: dict[tuple[TreePath, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-
-    def placed(paths: tuple[TreePath, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        found = parents.get(paths)
-        if found is None:
-            parent = " ".join(dict.fromkeys(path[-1] for path in paths))
-            ancestors = " ".join(dict.fromkeys(s for path in paths for s in path[:-1]))
-            found = parents[paths] = (field(parent), field(ancestors))
-        return found
-
-    where = list(map(placed, map(attrgetter("paths"), tools)))
-    fields = {
-        "name": _Field(list(map(field, names))),
-        "summary": _Field(list(map(table.content, summaries))),
-        "tags": _Field(list(map(field, map(" ".join, map(attrgetter("tags"), tools))))),
-        "parent": _Field([parent for parent, _ in where]),
-        "ancestors": _Field([ancestors for _, ancestors in where]),
-        "params": _Field([field(" ".join(_param_names(tool))) for tool in tools]),
+def _tool_texts(tools: Sequence[CatalogTool]) -> dict[str, list[str]]:
+    """The text of each tool field, one per tool."""
+    placed = Memo(_placement)
+    where = list(map(placed.__getitem__, map(attrgetter("paths"), tools)))
+    schemas = map(attrgetter("args_schema"), tools)
+    return {
+        "name": list(map(attrgetter("name"), tools)),
+        "summary": list(map(attrgetter("summary"), tools)),
+        "tags": list(map(" ".join, map(attrgetter("tags"), tools))),
+        "parent": list(map(itemgetter(0), where)),
+        "ancestors": list(map(itemgetter(1), where)),
+        # A validated object schema's properties are an object: its keys are the names.
+        "params": list(map(" ".join, map(methodcaller("get", "properties", {}), schemas))),
     }
-    name_stops = Memo(table.stops)
-    stops = _Field(
-        [
-            tuple(dict.fromkeys(name_stops[name] + table.stops(summary)))
-            for name, summary in zip(names, summaries, strict=True)
-        ]
-    )
-    exact: dict[tuple[str, ...], list[str]] = {}
-    name_keys = Memo(table.plain)
-    for tool in tools:
-        for key in {name_keys[tool.name], table.plain(tool.tool_id)}:
-            if key:
-                exact.setdefault(key, []).append(tool.tool_id)
-    return fields, stops, {key: tuple(ids) for key, ids in exact.items()}
+
+
+def _node_texts(catalog: ToolCatalog) -> dict[str, list[str]]:
+    """The text of each category field (before its tools' text is pooled in)."""
+    node_list = list(catalog.nodes.values())
+    return {
+        "name": [" ".join(child.name for child in catalog.children(n.path)) for n in node_list],
+        "summary": [node.summary for node in node_list],
+        "tags": [" ".join(node.tags) for node in node_list],
+        "parent": [n.name if n.name == n.path[-1] else f"{n.name} {n.path[-1]}" for n in node_list],
+        "ancestors": [" ".join(node.path[:-1]) for node in node_list],
+    }
+
+
+def _placement(paths: tuple[TreePath, ...]) -> tuple[str, str]:
+    """The ``parent`` and ``ancestors`` texts of a tool placed at ``paths``."""
+    if len(paths) == 1:
+        return paths[0][-1], " ".join(paths[0][:-1])
+    parent = " ".join(dict.fromkeys(path[-1] for path in paths))
+    ancestors = " ".join(dict.fromkeys(s for path in paths for s in path[:-1]))
+    return parent, ancestors
+
+
+def _exact(
+    tools: Sequence[CatalogTool],
+    by_name: Sequence[tuple[str, ...]],
+    by_id: Sequence[tuple[str, ...]],
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Tool ids by the plain terms of their name and of their id (each tool once per key)."""
+    ids = list(map(attrgetter("tool_id"), tools))
+    exact: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
+    # One C-level pass per key column; a tool whose id says what its name says is filed once.
+    deque(map(list.append, map(exact.__getitem__, by_name), ids), maxlen=0)
+    differs = list(map(ne, by_id, by_name))
+    keys = compress(by_id, differs)
+    deque(map(list.append, map(exact.__getitem__, keys), compress(ids, differs)), maxlen=0)
+    exact.pop((), None)
+    return dict(zip(exact, map(tuple, exact.values()), strict=True))
 
 
 def _pool(
@@ -152,7 +169,7 @@ def _pool(
     otherwise they are copied tool by tool.
     """
     if all(len(held) == 1 for held in holders):
-        primary = [held[0] for held in holders]
+        primary = list(chain.from_iterable(holders))
         for name in _POOLED:
             source, target = tools[name], nodes[name]
             target.terms.extend(source.terms)
@@ -164,10 +181,3 @@ def _pool(
             chunk = source.slice(position)
             for node in held:
                 target.add(node, chunk)
-
-
-def _param_names(tool: CatalogTool) -> list[str]:
-    properties = tool.args_schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return []
-    return [str(key) for key in properties]

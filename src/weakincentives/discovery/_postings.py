@@ -105,18 +105,26 @@ class Postings:
             return scores
         return _top_scores(self, present, scores=scores, top=top, accept=accept)
 
-    def score_documents(self, terms: Iterable[str], positions: Sequence[int]) -> dict[int, float]:
-        """Exact scores of just ``positions`` (those that match), by binary search per term."""
+    def hits(self, terms: Iterable[str], positions: Sequence[int]) -> dict[str, dict[int, float]]:
+        """For each known term, the impact it has on each of ``positions`` that holds it.
+
+        One binary search per term and position; a caller sums a document's
+        impacts over its terms in its own order (starting from 0.0), exactly as
+        :meth:`score` does.
+        """
+        known = [term for term in dict.fromkeys(terms) if term in self.spans]
         if self.vectorised:
-            spans = [self.spans[term] for term in dict.fromkeys(terms) if term in self.spans]
-            return _vectorised.lookup(self.ids, self.impacts, spans, positions)
-        scores: dict[int, float] = {}
-        for term in dict.fromkeys(terms):
-            if term not in self.spans:
-                continue
+            found = _vectorised.hits(
+                self.ids, self.impacts, [self.spans[term] for term in known], positions
+            )
+            return dict(zip(known, found, strict=True))
+        result: dict[str, dict[int, float]] = {}
+        for term in known:
             ids, impacts = self.lists(term)
-            _add_found(ids, impacts, positions, scores)
-        return scores
+            held: dict[int, float] = {}
+            _add_found(ids, impacts, positions, held)
+            result[term] = held
+        return result
 
 
 def _top_scores(

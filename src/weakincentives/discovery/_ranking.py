@@ -137,7 +137,6 @@ class BM25Ranker:
         members = [catalog.tools_at(node.path) for node in node_list]
         lend = [self._lend_weight(len(group), len(tools)) for group in members]
         tool_lend = [lend[node_at[tool.path]] if tool.path in node_at else 0.0 for tool in tools]
-        found = collect(catalog, members)
         vectorised = _vectorised.available() if self.vectorised is None else self.vectorised
         if vectorised and not _vectorised.available():
             raise ConfigValidationError(
@@ -147,6 +146,7 @@ class BM25Ranker:
                 field_name="vectorised",
                 value=True,
             )
+        found = collect(catalog, members, vectorised=vectorised)
         freeze = _vectorised.freeze if vectorised else _freeze.freeze
 
         def postings(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from array import array
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from weakincentives.discovery._freeze import FieldOccurrences, Frozen, idf
@@ -24,7 +25,16 @@ from weakincentives.discovery._freeze import FieldOccurrences, Frozen, idf
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["available", "freeze", "lookup", "numpy_module", "top_scores"]
+__all__ = [
+    "Layout",
+    "available",
+    "expand",
+    "freeze",
+    "hits",
+    "layout",
+    "numpy_module",
+    "top_scores",
+]
 
 type _Array = Any
 """A numpy array (numpy is optional, so its types are not named here)."""
@@ -50,6 +60,48 @@ def _np() -> ModuleType:
     if numpy is None:  # pragma: no cover - callers check available() first
         raise RuntimeError("numpy is not installed")
     return numpy
+
+
+type Layout = tuple[_Array, _Array, _Array]
+"""Ids of many chunks laid out flat: each chunk's length, where it starts, and all ids."""
+
+
+def layout(per_chunk: Sequence[tuple[int, ...]]) -> Layout:
+    """Lay the term ids of every chunk out flat, for :func:`expand`."""
+    np = _np()
+    lengths = np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk))
+    flat = np.fromiter(chain.from_iterable(per_chunk), dtype=np.uint32, count=int(lengths.sum()))
+    return lengths, np.cumsum(lengths) - lengths, flat
+
+
+def expand(
+    counts: array[int], chunks: array[int], chunk_terms: Layout
+) -> tuple[array[int], array[int]]:
+    """The term ids of each document's chunks in order, and the document of each id.
+
+    Document ``k`` is the next ``counts[k]`` entries of ``chunks``; the same
+    flattening as the pure-Python one in :mod:`~weakincentives.discovery._terms`.
+    """
+    np = _np()
+    lengths, starts, flat = chunk_terms
+    which = np.frombuffer(chunks, dtype=np.uint32)
+    sizes = lengths[which]
+    owners = np.repeat(
+        np.arange(len(counts), dtype=np.uint32), np.frombuffer(counts, dtype=np.uint32)
+    )
+    ends = np.cumsum(sizes)
+    # Position of each output id in ``flat``: its chunk's start plus its rank inside the chunk.
+    offsets = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(
+        starts[which] - (ends - sizes), sizes
+    )
+    return _as_array(flat[offsets]), _as_array(np.repeat(owners, sizes).astype(np.uint32))
+
+
+def _as_array(values: _Array) -> array[int]:
+    """A uint32 numpy array as an ``array("I")`` (one copy)."""
+    out: array[int] = array("I")
+    out.frombytes(memoryview(values).cast("B"))
+    return out
 
 
 def freeze(
@@ -173,45 +225,44 @@ def top_scores(
     np = _np()
     all_ids = np.frombuffer(ids, dtype=np.uint32)
     all_impacts = np.frombuffer(impacts, dtype=np.float32)
-    scores = np.zeros(size, dtype=np.float64)
-    touched = np.zeros(size, dtype=np.bool_)
+    places = [all_ids[start:end] for start, end in spans]
+    values = [all_impacts[start:end] for start, end in spans]
     if bonus:
-        where = np.fromiter(bonus.keys(), dtype=np.int64, count=len(bonus))
-        scores[where] = np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus))
-        touched[where] = True
-    for start, end in spans:
-        positions = all_ids[start:end]
-        scores[positions] += all_impacts[start:end]
-        touched[positions] = True
-    matched = np.flatnonzero(touched)
+        places.insert(0, np.fromiter(bonus.keys(), dtype=np.uint32, count=len(bonus)))
+        values.insert(0, np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus)))
+    if not places:
+        return {}
+    # One pass: bincount adds the weights in array order, so each document's sum is
+    # formed as bonus + strongest term + ..., the same additions as the Python twin.
+    positions = np.concatenate(places)
+    scores = np.bincount(
+        positions, weights=np.concatenate(values, dtype=np.float64), minlength=size
+    )
+    matched = np.flatnonzero(np.bincount(positions, minlength=size) > 0)  # bool: faster
     if top is None or (accept is None and len(matched) <= top):
         return dict(zip(matched.tolist(), scores[matched].tolist(), strict=True))
     return _best(scores, matched, top, accept)
 
 
-def lookup(
+def hits(
     ids: array[int],
     impacts: array[float],
     spans: Sequence[tuple[int, int]],
     positions: Sequence[int],
-) -> dict[int, float]:
-    """Scores of just ``positions`` (those that match): one binary search per term, vectorised.
-
-    Terms are added in the order given, as the pure-Python lookup does.
-    """
+) -> list[dict[int, float]]:
+    """For each term's span, the impact on each of ``positions`` it holds (binary search)."""
     np = _np()
     all_ids = np.frombuffer(ids, dtype=np.uint32)
     all_impacts = np.frombuffer(impacts, dtype=np.float32)
     wanted = np.asarray(positions, dtype=np.int64)
-    scores = np.zeros(len(wanted), dtype=np.float64)
-    found = np.zeros(len(wanted), dtype=np.bool_)
+    found: list[dict[int, float]] = []
     for start, end in spans:
         listed = all_ids[start:end]
         at = np.minimum(np.searchsorted(listed, wanted), len(listed) - 1)
         hit = listed[at] == wanted
-        scores[hit] += all_impacts[start + at[hit]]
-        found |= hit
-    return dict(zip(wanted[found].tolist(), scores[found].tolist(), strict=True))
+        values = all_impacts[start + at[hit]]
+        found.append(dict(zip(wanted[hit].tolist(), values.tolist(), strict=True)))
+    return found
 
 
 def _best(
