@@ -74,9 +74,10 @@ class Scores:
 
 
 def evaluate(rank: Ranking, queries: Sequence[Query]) -> dict[str, Scores]:
-    """Mean metrics overall (key "all") and per query group (definitions in SOURCE.md)."""
+    """Mean metrics overall (key "all"), per query group (definitions in SOURCE.md), and per
+    half ("tuning": even positions in ``queries``, "held-out": odd ones)."""
     sums: dict[str, list[float]] = {}
-    for query in queries:
+    for position, query in enumerate(queries):
         top = list(rank(query.query))[:10]
         relevant = set(query.relevant)
         gain = sum(1 / math.log2(i + 2) for i, tool_id in enumerate(top) if tool_id in relevant)
@@ -91,7 +92,7 @@ def evaluate(rank: Ranking, queries: Sequence[Query]) -> dict[str, Scores]:
             float(relevant <= set(top[:5])),
             1.0,
         )
-        for key in ("all", query.group):
+        for key in ("all", query.group, "held-out" if position % 2 else "tuning"):
             sums[key] = [a + b for a, b in zip(sums.get(key, [0.0] * 7), row, strict=True)]
     return {key: Scores(**_means(v)) for key, v in sums.items()}
 
@@ -332,7 +333,8 @@ def print_quality(rows: Sequence[tuple[str, dict[str, Scores]]]) -> None:
             f"{name:<46}{s.recall1:>7.3f}{s.recall5:>7.3f}{s.recall10:>7.3f}"
             f"{s.ndcg10:>8.3f}{s.mrr:>7.3f}{s.comp5:>8.3f}"
         )
-    groups = sorted(key for key in rows[0][1] if key != "all")
+    groups = sorted(key for key in rows[0][1] if key not in {"all", "tuning", "held-out"})
+    groups += ["tuning", "held-out"]
     print()
     print(
         f"{'R@5 by group':<46}"
@@ -389,18 +391,27 @@ def semantic_rows(
     semantic = EmbeddingRanker(embedder=embedder).index(catalog)
     built = time.perf_counter() - started
     fused = FusedRanker(rankers=(BM25Ranker(), EmbeddingRanker(embedder=embedder)))
+    lexical = BM25Ranker().index(catalog)
     fused_index = FusedIndex(
-        indexes=(BM25Ranker().index(catalog), semantic),
+        indexes=(lexical, semantic),
         weights=(1.0, 0.5),
         k=fused.k,
         depth=fused.depth,
+        adaptive=fused.adaptive,
+    )
+    fixed_index = FusedIndex(
+        indexes=(lexical, semantic), weights=(1.0, 0.5), k=fused.k, depth=fused.depth
     )
     fused_service = ToolDiscovery(catalog, index=fused_index)
     label = f" (every {step}. query)" if step > 1 else ""
     rows = [
         (
-            f"wink BM25F + e5, RRF{label}",
+            f"wink BM25F + e5, RRF adaptive{label}",
             evaluate(ranking_of(fused_service), sample),
+        ),
+        (
+            f"  ablation: e5 weight fixed 0.5{label}",
+            evaluate(ranking_of(ToolDiscovery(catalog, index=fixed_index)), sample),
         ),
         (
             f"e5 alone{label}",

@@ -15,6 +15,7 @@ from weakincentives.discovery import (
     CatalogTool,
     E5Embedder,
     EmbeddingRanker,
+    FusedIndex,
     FusedRanker,
     HashingEmbedder,
     ToolCatalog,
@@ -157,10 +158,66 @@ class TestFusion:
         index = FusedRanker(rankers=(semantic, semantic)).index(catalog)
         scores = index.score_tools("weather forecast")
         assert scores["weather"] == 1.0
-        one_sided = FusedRanker(rankers=(BM25Ranker(), semantic)).index(catalog)
+        one_sided = FusedRanker(rankers=(BM25Ranker(), semantic), adaptive=False).index(catalog)
         gap = one_sided.score_tools("bitcoin", top=2)
         assert gap["finance"] == pytest.approx(1 / 3)
         assert gap["weather"] == pytest.approx((0.5 / 8) / (1.5 / 6))  # third: ties go by id
+
+    def test_coverage_is_the_share_of_query_terms_the_catalogue_knows(self) -> None:
+        """Words no tool or category contains lower the coverage; no content word gives 0."""
+        index = BM25Ranker().index(_gap_catalog())
+        assert index.coverage("bitcoin price") == 0.0
+        assert index.coverage("weather bitcoin") == 0.5
+        assert index.coverage("plugins forecast") == 1.0
+        assert index.coverage("the of and") == 0.0
+
+    def test_the_semantic_weight_grows_as_lexical_coverage_falls(self) -> None:
+        """Weight 0.5 at full coverage, 0.5 * (2 - coverage) below it: 1.0 with no known word."""
+        catalog = _gap_catalog()
+        semantic = EmbeddingRanker(embedder=ConceptEmbedder())
+        index = FusedRanker(rankers=(BM25Ranker(), semantic)).index(catalog)
+        # "bitcoin" is unknown to BM25F: only e5 ranks, with weight 1.0 out of 2.0.
+        assert index.score_tools("bitcoin", top=2)["finance"] == pytest.approx(0.5)
+        # "music bitcoin": coverage 0.5, e5 weight 0.75. BM25F ranks music first;
+        # e5 ranks finance first and music second (a tie broken by id).
+        mixed = index.score_tools("music bitcoin", top=3)
+        assert mixed["music"] == pytest.approx((1 / 6 + 0.75 / 7) / (1.75 / 6))
+        assert mixed["finance"] == pytest.approx(0.75 / 1.75)
+        # Fully covered: the weights stay as given (1 and 0.5).
+        covered = index.score_tools("forecasts", top=3)
+        assert covered["weather"] == pytest.approx(1.0)
+        assert covered["finance"] == pytest.approx((0.5 / 7) / (1.5 / 6))
+
+    @pytest.mark.parametrize("reported", [float("nan"), True, "most", -1.0, 3.0])
+    def test_a_strange_coverage_is_clamped_or_ignored(self, reported: object) -> None:
+        """A first index reporting a coverage outside [0, 1] or not a number cannot blow up."""
+
+        @dataclass(frozen=True, slots=True)
+        class Reporting:
+            inner: Any
+
+            def coverage(self, query: str) -> object:
+                return reported
+
+            def score_tools(self, query: str, **hints: Any) -> Any:
+                return self.inner.score_tools(query, **hints)
+
+            def score_nodes(self, query: str, **hints: Any) -> Any:
+                return self.inner.score_nodes(query, **hints)
+
+        catalog = _gap_catalog()
+        semantic = EmbeddingRanker(embedder=ConceptEmbedder()).index(catalog)
+        index = FusedIndex(
+            indexes=(Reporting(BM25Ranker().index(catalog)), semantic),
+            weights=(1.0, 0.5),
+            k=5,
+            depth=100,
+            adaptive=True,
+        )
+        finance = index.score_tools("bitcoin", top=2)["finance"]
+        share = 0.0 if reported == -1.0 else 1.0
+        weight = 0.5 * (2.0 - share)
+        assert finance == pytest.approx((weight / 6) / ((1 + weight) / 6))
 
     def test_an_exact_name_keeps_full_relevance(self) -> None:
         """BM25F's exact-name 1.0 survives fusion, so naming a tool finds it first."""

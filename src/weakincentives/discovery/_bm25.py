@@ -88,6 +88,20 @@ class BM25Index:
         scores = self.nodes.score(terms, top=top, accept=accept)
         return {paths[k]: min(score / ceiling, 1.0) for k, score in scores.items()}
 
+    def coverage(self, query: str) -> float:
+        """Share of the query's distinct content terms that some tool or category contains.
+
+        A measure of lexical evidence taken from the query and the catalogue
+        alone: a word no document contains can only be matched by meaning
+        (``FusedIndex`` weighs a semantic ranker more when this is low). A
+        query without content terms has coverage 0.
+        """
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms:
+            return 0.0
+        known = sum(1 for term in terms if term in self.tools.spans or term in self.nodes.spans)
+        return known / len(terms)
+
     def relevance_of(self, query: str, tool_ids: Iterable[str]) -> Mapping[str, float]:
         """Relevance of a few given tools only, by lookups instead of a search.
 
