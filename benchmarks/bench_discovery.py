@@ -399,19 +399,19 @@ def semantic_rows(
         depth=fused.depth,
         adaptive=fused.adaptive,
     )
-    fixed_index = FusedIndex(
-        indexes=(lexical, semantic), weights=(1.0, 0.5), k=fused.k, depth=fused.depth
+    adaptive_index = FusedIndex(
+        indexes=(lexical, semantic), weights=(1.0, 0.5), k=fused.k, depth=fused.depth, adaptive=True
     )
     fused_service = ToolDiscovery(catalog, index=fused_index)
     label = f" (every {step}. query)" if step > 1 else ""
     rows = [
         (
-            f"wink BM25F + e5, RRF adaptive{label}",
+            f"wink BM25F + e5, RRF (FusedRanker defaults){label}",
             evaluate(ranking_of(fused_service), sample),
         ),
         (
-            f"  ablation: e5 weight fixed 0.5{label}",
-            evaluate(ranking_of(ToolDiscovery(catalog, index=fixed_index)), sample),
+            f"  option: e5 weight 0.5 * (2 - coverage){label}",
+            evaluate(ranking_of(ToolDiscovery(catalog, index=adaptive_index)), sample),
         ),
         (
             f"e5 alone{label}",

@@ -151,7 +151,7 @@ class TestFusion:
     def test_reciprocal_ranks_are_summed_and_normalised(self) -> None:
         """First for every ranker scores 1.0; first for the second only, its share (1/3 here).
 
-        By default the first ranker weighs 1 and the others 0.5, with ``k = 5``.
+        By default the first ranker weighs 1 and the others 0.5, with ``k = 1``.
         """
         catalog = _gap_catalog()
         semantic = EmbeddingRanker(embedder=ConceptEmbedder())
@@ -161,7 +161,7 @@ class TestFusion:
         one_sided = FusedRanker(rankers=(BM25Ranker(), semantic), adaptive=False).index(catalog)
         gap = one_sided.score_tools("bitcoin", top=2)
         assert gap["finance"] == pytest.approx(1 / 3)
-        assert gap["weather"] == pytest.approx((0.5 / 8) / (1.5 / 6))  # third: ties go by id
+        assert gap["weather"] == pytest.approx((0.5 / 4) / (1.5 / 2))  # third: ties go by id
 
     def test_coverage_is_the_share_of_query_terms_the_catalogue_knows(self) -> None:
         """Words no tool or category contains lower the coverage; no content word gives 0."""
@@ -175,18 +175,18 @@ class TestFusion:
         """Weight 0.5 at full coverage, 0.5 * (2 - coverage) below it: 1.0 with no known word."""
         catalog = _gap_catalog()
         semantic = EmbeddingRanker(embedder=ConceptEmbedder())
-        index = FusedRanker(rankers=(BM25Ranker(), semantic)).index(catalog)
+        index = FusedRanker(rankers=(BM25Ranker(), semantic), adaptive=True).index(catalog)
         # "bitcoin" is unknown to BM25F: only e5 ranks, with weight 1.0 out of 2.0.
         assert index.score_tools("bitcoin", top=2)["finance"] == pytest.approx(0.5)
         # "music bitcoin": coverage 0.5, e5 weight 0.75. BM25F ranks music first;
         # e5 ranks finance first and music second (a tie broken by id).
         mixed = index.score_tools("music bitcoin", top=3)
-        assert mixed["music"] == pytest.approx((1 / 6 + 0.75 / 7) / (1.75 / 6))
+        assert mixed["music"] == pytest.approx((1 / 2 + 0.75 / 3) / (1.75 / 2))
         assert mixed["finance"] == pytest.approx(0.75 / 1.75)
         # Fully covered: the weights stay as given (1 and 0.5).
         covered = index.score_tools("forecasts", top=3)
         assert covered["weather"] == pytest.approx(1.0)
-        assert covered["finance"] == pytest.approx((0.5 / 7) / (1.5 / 6))
+        assert covered["finance"] == pytest.approx((0.5 / 3) / (1.5 / 2))
 
     @pytest.mark.parametrize("reported", [float("nan"), True, "most", -1.0, 3.0])
     def test_a_strange_coverage_is_clamped_or_ignored(self, reported: object) -> None:

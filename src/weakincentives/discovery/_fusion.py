@@ -8,7 +8,7 @@ it (reciprocal-rank fusion), divided by the best sum possible so relevance
 stays in ``(0, 1]``. A tool the first ranker scores 1.0 (an exact name match
 under BM25F) keeps 1.0, so naming a tool still finds it first.
 
-With ``adaptive`` (the default), the other rankers weigh more when the query
+With ``adaptive=True``, the other rankers weigh more when the query
 has little lexical evidence in the catalogue: each of their weights is
 multiplied by ``2 - coverage``, where coverage is the share of the query's
 content terms some document of the first ranker contains (a word no tool uses
@@ -37,11 +37,11 @@ class FusedRanker:
     rankers: Sequence[Ranker] = field(default_factory=lambda: (BM25Ranker(),))
     weights: Sequence[float] | None = None
     """Weight of each ranker's reciprocal ranks (None: 1 for the first, 0.5 for the others)."""
-    k: int = 5
+    k: int = 1
     """Rank offset: larger values flatten the difference between the first ranks."""
     depth: int = 100
     """How many of each ranker's best results take part (at least the caller's ``top``)."""
-    adaptive: bool = True
+    adaptive: bool = False
     """Scale the other rankers' weights by ``2 - coverage`` of each query (see the module)."""
 
     def index(self, catalog: ToolCatalog) -> FusedIndex:
