@@ -219,7 +219,7 @@ def _decoded(decoder: json.JSONDecoder, source: str) -> JSONValue:
     # standard way below, which gives the same value or says exactly what is wrong.
     try:
         scanned, end = vars(decoder)["scan_once"](source, 0)
-    except Exception:
+    except Exception:  # re-decoded below, which names the problem in a ParseError
         pass
     else:
         if end == len(source) or source[end:].isspace():
