@@ -52,6 +52,7 @@ from weakincentives.discovery import (
     load_index,
     save_index,
 )
+from weakincentives.discovery._fusion import DEFAULT_OTHER_WEIGHT
 from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 
@@ -392,9 +393,10 @@ def semantic_rows(
     built = time.perf_counter() - started
     fused = FusedRanker(rankers=(BM25Ranker(), EmbeddingRanker(embedder=embedder)))
     lexical = BM25Ranker().index(catalog)
+    defaults = (1.0, DEFAULT_OTHER_WEIGHT)
     fused_index = FusedIndex(
         indexes=(lexical, semantic),
-        weights=(1.0, 0.5),
+        weights=defaults,
         k=fused.k,
         depth=fused.depth,
         adaptive=fused.adaptive,

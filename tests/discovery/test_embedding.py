@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from weakincentives.discovery import (
     ToolDiscovery,
     _vectorised,
 )
+from weakincentives.discovery._embedding import shared_depth, tool_text
 from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 
@@ -57,6 +58,22 @@ class ConceptEmbedder:
         return self.embed_documents([text])[0]
 
 
+@dataclass(frozen=True, slots=True)
+class RecordingEmbedder:
+    """The hashing embedder, remembering every text it was asked to embed."""
+
+    documents: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        self.documents.extend(texts)
+        return HashingEmbedder().embed_documents(texts)
+
+    def embed_query(self, text: str) -> Any:
+        self.queries.append(text)
+        return HashingEmbedder().embed_query(text)
+
+
 def _gap_catalog() -> ToolCatalog:
     return ToolCatalog(
         tools=[
@@ -89,10 +106,87 @@ class TestEmbeddingRanker:
         scores = index.score_tools("will it rain, do I need an umbrella")
         assert max(scores, key=scores.__getitem__) == "weather"
         assert all(0 < score <= 1 for score in scores.values())
-        same = EmbeddingRanker(embedder=HashingEmbedder()).index(_gap_catalog())
-        exact = same.score_tools("MusicTool. Plugins. Songs and playlists")
+        same = EmbeddingRanker(embedder=HashingEmbedder(), per_request=False).index(_gap_catalog())
+        # The tool's text without the root every tool shares: "MusicTool. Songs and playlists".
+        exact = same.score_tools("MusicTool. Songs and playlists")
         assert exact["music"] == pytest.approx(1.0)
-        assert exact["weather"] == pytest.approx(0.5 * (1 + 2 / 6))
+        # Five terms each (music tool musictool song playlist / weath tool weathertool
+        # forecast city), one shared: cosine 1/5.
+        assert exact["weather"] == pytest.approx(0.5 * (1 + 1 / 5))
+
+    def test_a_root_every_tool_shares_is_left_out_of_the_text(self) -> None:
+        """Only the path below the catalogue-wide root is embedded; a lone tool keeps none."""
+        tool = _gap_catalog().tools[0]
+        assert shared_depth([("Plugins",), ("Plugins",)]) == 1
+        assert shared_depth([("A", "x"), ("A", "y"), ("A", "x", "z")]) == 1
+        assert shared_depth([("A", "x"), ("B", "x")]) == 0
+        assert shared_depth([]) == 0
+        assert tool_text(tool) == "FinanceTool. Plugins. Financial updates"
+        assert tool_text(tool, shared=1) == "FinanceTool. Financial updates"
+        blank = CatalogTool(tool_id="b", name="Blank", paths=(("Plugins",),), summary="")
+        assert tool_text(blank, shared=1) == "Blank"
+        seen = RecordingEmbedder()
+        EmbeddingRanker(embedder=seen).index(_gap_catalog())
+        assert seen.documents[:3] == [
+            "FinanceTool. Financial updates",
+            "WeatherTool. Forecasts for a city",
+            "MusicTool. Songs and playlists",
+        ]
+
+    def test_each_request_of_a_query_is_embedded_and_the_best_cosine_counts(self) -> None:
+        """The second request's tool is scored by that request, not by the query's average."""
+        query = "Show bitcoin and crypto stocks. Also the weather forecast"
+        catalog = _gap_catalog()
+        whole = EmbeddingRanker(embedder=ConceptEmbedder(), per_request=False).index(catalog)
+        split = EmbeddingRanker(embedder=ConceptEmbedder()).index(catalog)
+        assert split.per_request
+        averaged, best = whole.score_tools(query), split.score_tools(query)
+        # Averaged, the weather tool is barely above the music tool; by its request it is
+        # nearly level with the finance tool, which the first request already matched.
+        assert averaged["weather"] - averaged["music"] < 0.1
+        assert best["finance"] - best["weather"] < 0.02
+        assert best["finance"] == pytest.approx(averaged["finance"])
+        assert all(best[tool_id] >= averaged[tool_id] for tool_id in averaged)
+        single = "will it rain tomorrow"
+        assert split.score_tools(single) == whole.score_tools(single)
+
+    def test_a_summary_also_counts_on_its_own(self) -> None:
+        """A brand name dilutes the full text; the summary alone matches; no summary: one view."""
+        catalog = ToolCatalog(
+            tools=[
+                CatalogTool(
+                    tool_id="brand", name="Zyxcorp", paths=(("Apps",),), summary="rain forecast"
+                ),
+                CatalogTool(tool_id="bare", name="rain forecast", paths=(("Apps",),)),
+            ]
+        )
+        both = EmbeddingRanker(embedder=HashingEmbedder()).index(catalog)
+        full_only = EmbeddingRanker(embedder=HashingEmbedder(), summary_view=False).index(catalog)
+        assert full_only.summaries is None
+        assert both.summaries is not None
+        assert np.array_equal(both.summaries[1], both.tools[1])
+        # Full text "Zyxcorp. rain forecast": three terms, two shared, cosine 2 / sqrt(6).
+        assert full_only.score_tools("rain forecast")["brand"] == pytest.approx(
+            0.5 * (1 + 2 / 6**0.5)
+        )
+        assert both.score_tools("rain forecast")["brand"] == pytest.approx(1.0)
+        assert both.score_tools("rain forecast")["bare"] == pytest.approx(1.0)
+
+    def test_query_vectors_are_reused_and_the_memory_is_bounded(self) -> None:
+        """Diversification scores a request again: the model embeds it once; the cache is capped."""
+        seen = RecordingEmbedder()
+        index = EmbeddingRanker(embedder=seen).index(_gap_catalog())
+        index.score_tools("Is the bitcoin price up? Also, will it rain tomorrow")
+        index.score_tools("will it rain tomorrow")
+        index.score_nodes("will it rain tomorrow")
+        assert seen.queries == [
+            "Is the bitcoin price up? Also, will it rain tomorrow",
+            "Is the bitcoin price up?",
+            "will it rain tomorrow",
+        ]
+        for number in range(300):
+            index.score_tools(f"query number {number}")
+        assert len(index._vectors) <= 256
 
     def test_top_within_and_the_similarity_floor_limit_the_answer(self) -> None:
         """``top`` keeps the best, ``within`` filters, ``min_similarity`` drops weak matches."""
@@ -149,9 +243,9 @@ class TestFusion:
         assert results[0].tool_id == "finance"
 
     def test_reciprocal_ranks_are_summed_and_normalised(self) -> None:
-        """First for every ranker scores 1.0; first for the second only, its share (1/3 here).
+        """First for every ranker scores 1.0; first for the second only, its share (3/7 here).
 
-        By default the first ranker weighs 1 and the others 0.5, with ``k = 1``.
+        By default the first ranker weighs 1 and the others 0.75, with ``k = 1``.
         """
         catalog = _gap_catalog()
         semantic = EmbeddingRanker(embedder=ConceptEmbedder())
@@ -160,8 +254,8 @@ class TestFusion:
         assert scores["weather"] == 1.0
         one_sided = FusedRanker(rankers=(BM25Ranker(), semantic), adaptive=False).index(catalog)
         gap = one_sided.score_tools("bitcoin", top=2)
-        assert gap["finance"] == pytest.approx(1 / 3)
-        assert gap["weather"] == pytest.approx((0.5 / 4) / (1.5 / 2))  # third: ties go by id
+        assert gap["finance"] == pytest.approx((0.75 / 2) / (1.75 / 2))
+        assert gap["weather"] == pytest.approx((0.75 / 4) / (1.75 / 2))  # third: ties go by id
 
     def test_coverage_is_the_share_of_query_terms_the_catalogue_knows(self) -> None:
         """Words no tool or category contains lower the coverage; no content word gives 0."""
@@ -175,7 +269,9 @@ class TestFusion:
         """Weight 0.5 at full coverage, 0.5 * (2 - coverage) below it: 1.0 with no known word."""
         catalog = _gap_catalog()
         semantic = EmbeddingRanker(embedder=ConceptEmbedder())
-        index = FusedRanker(rankers=(BM25Ranker(), semantic), adaptive=True).index(catalog)
+        index = FusedRanker(
+            rankers=(BM25Ranker(), semantic), weights=(1.0, 0.5), adaptive=True
+        ).index(catalog)
         # "bitcoin" is unknown to BM25F: only e5 ranks, with weight 1.0 out of 2.0.
         assert index.score_tools("bitcoin", top=2)["finance"] == pytest.approx(0.5)
         # "music bitcoin": coverage 0.5, e5 weight 0.75. BM25F ranks music first;

@@ -13,6 +13,19 @@ The model sits behind the small :class:`Embedder` protocol.
 4-bit multilingual-e5-small shipped inside its package, so nothing is
 downloaded at run time; :class:`HashingEmbedder` is a dependency-light
 stand-in (hashed words) for tests and for wiring things up.
+
+A query that asks for several things ("find the agent's details. Also quote
+disability cover") embeds to one point between its requests, close to none of
+them. With ``per_request`` (the default) the index also embeds each request,
+split the way diversification splits them (sentences, and clauses joined by
+"also", "then", ...), and a tool's cosine is its best over the query and its
+requests: a tool that serves one request well is not outranked by tools that
+are vaguely near all of them.
+
+A tool's name is often a brand or an identifier (``ABCmouse``, ``getOrderById``)
+that means little to a language model and pulls its text away from what the
+tool does. With ``summary_view`` (the default) each summary is also embedded on
+its own, and a tool's cosine is the better of its two texts.
 """
 
 from __future__ import annotations
@@ -25,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from weakincentives.discovery import _vectorised
 from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
+from weakincentives.discovery._diversify import requests_of
 from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 
@@ -85,9 +99,26 @@ class HashingEmbedder:
         return self.embed_documents([text])[0]
 
 
-def tool_text(tool: CatalogTool) -> str:
-    """What an embedder reads for a tool: its name, its category path and its summary."""
-    return f"{tool.name}. {' / '.join(tool.path)}. {tool.summary}".strip()
+def tool_text(tool: CatalogTool, *, shared: int = 0) -> str:
+    """What an embedder reads for a tool: its name, its category path and its summary.
+
+    The first ``shared`` components of the path are left out: a root every
+    tool of the catalogue sits under (``MetaTool``, ``Company tools``) says
+    nothing about any one of them and only pulls every text the same way.
+    """
+    parts = (tool.name, " / ".join(tool.path[shared:]), tool.summary)
+    return ". ".join(part.strip() for part in parts if part.strip())
+
+
+def shared_depth(paths: Sequence[TreePath]) -> int:
+    """How many leading path components every one of ``paths`` has in common."""
+    if not paths:
+        return 0
+    depth = min(len(path) for path in paths)
+    first = paths[0]
+    for path in paths[1:]:
+        depth = next((i for i in range(depth) if path[i] != first[i]), depth)
+    return depth
 
 
 def node_text(node: CatalogNode) -> str:
@@ -110,19 +141,36 @@ class EmbeddingRanker:
     min_similarity: float = 0.0
     batch: int = 64
     """Texts per call to ``embed_documents`` while indexing."""
+    per_request: bool = True
+    """Embed each request of a query that asks for several things (see the module)."""
+    summary_view: bool = True
+    """Also embed each tool's summary on its own; a tool scores its better cosine."""
 
     def index(self, catalog: ToolCatalog) -> EmbeddingIndex:
         """Embed every tool and category of ``catalog`` (the slow part: once per catalogue)."""
-        tools = self._matrix([tool_text(tool) for tool in catalog.tools])
+        shared = shared_depth([tool.path for tool in catalog.tools])
+        tools = self._matrix([tool_text(tool, shared=shared) for tool in catalog.tools])
+        summaries = self._summaries(catalog, tools) if self.summary_view else None
         nodes = self._matrix([node_text(node) for node in catalog.nodes.values()])
         return EmbeddingIndex(
             embedder=self.embedder,
             tool_ids=tuple(tool.tool_id for tool in catalog.tools),
             node_paths=tuple(catalog.nodes),
             tools=tools,
+            summaries=summaries,
             nodes=nodes,
             min_similarity=self.min_similarity,
+            per_request=self.per_request,
         )
+
+    def _summaries(self, catalog: ToolCatalog, tools: Matrix) -> Matrix:
+        """Each tool's summary embedded alone (its full text's row when it has none)."""
+        summaries = tools.copy()
+        described = [row for row, tool in enumerate(catalog.tools) if tool.summary.strip()]
+        if described:
+            texts = [catalog.tools[row].summary.strip() for row in described]
+            summaries[described] = self._matrix(texts)
+        return summaries
 
     def _matrix(self, texts: Sequence[str]) -> Matrix:
         np = _numpy()
@@ -145,23 +193,30 @@ class EmbeddingIndex:
     tools: Matrix
     nodes: Matrix
     min_similarity: float
+    summaries: Matrix | None = None
+    """Each tool's summary embedded alone, row for row with ``tools`` (None: not used)."""
+    per_request: bool = True
+    """Score a multi-request query by its best-matching request (see the module)."""
+    _vectors: dict[str, Matrix] = field(default_factory=dict, repr=False, compare=False)
+    """Recent query vectors: diversification scores each request again."""
 
     def score_tools(
         self, query: str, *, top: int | None = None, within: Container[str] | None = None
     ) -> Mapping[str, float]:
         """Relevance by tool id of the tools similar to ``query`` (best ``top`` when given)."""
-        return self._score(query, self.tools, self.tool_ids, top, within)
+        views = (self.tools,) if self.summaries is None else (self.tools, self.summaries)
+        return self._score(query, views, self.tool_ids, top, within)
 
     def score_nodes(
         self, query: str, *, top: int | None = None, within: Container[TreePath] | None = None
     ) -> Mapping[TreePath, float]:
         """Relevance by path of the categories similar to ``query``."""
-        return self._score(query, self.nodes, self.node_paths, top, within)
+        return self._score(query, (self.nodes,), self.node_paths, top, within)
 
     def _score[K](
         self,
         query: str,
-        matrix: Matrix,
+        views: tuple[Matrix, ...],
         keys: tuple[K, ...],
         top: int | None,
         within: Container[K] | None,
@@ -169,8 +224,14 @@ class EmbeddingIndex:
         np = _numpy()
         if not keys or not query.strip():
             return {}
-        vector = _unit(np.asarray(self.embedder.embed_query(query), dtype=np.float32)[None, :])[0]
-        cosines = matrix @ vector
+        texts = [query]
+        if self.per_request:
+            requests = requests_of(query)
+            texts += requests if len(requests) > 1 else []
+        vectors = np.stack([self._vector(text) for text in texts]).T
+        cosines = (views[0] @ vectors).max(axis=1)
+        for view in views[1:]:
+            cosines = np.maximum(cosines, (view @ vectors).max(axis=1))
         order = np.argsort(-cosines, kind="stable")
         found: dict[K, float] = {}
         for position in order.tolist():
@@ -181,6 +242,22 @@ class EmbeddingIndex:
             if within is None or key in within:
                 found[key] = max((1.0 + min(cosine, 1.0)) / 2.0, math.ulp(0.0))
         return found
+
+    def _vector(self, text: str) -> Matrix:
+        """The unit query vector of ``text``, from the model or the recent ones."""
+        vector = self._vectors.get(text)
+        if vector is None:
+            np = _numpy()
+            row = np.asarray(self.embedder.embed_query(text), dtype=np.float32)[None, :]
+            vector = _unit(row)[0]
+            if len(self._vectors) >= _RECENT_QUERIES:
+                self._vectors.clear()
+            self._vectors[text] = vector
+        return vector
+
+
+_RECENT_QUERIES = 256
+"""Query vectors kept per index; a search embeds its query and each of its requests."""
 
 
 def _unit(rows: Matrix) -> Matrix:
