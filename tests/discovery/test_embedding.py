@@ -187,6 +187,12 @@ class TestEmbeddingRanker:
         for number in range(300):
             index.score_tools(f"query number {number}")
         assert len(index._vectors) <= 256
+        uncached = RecordingEmbedder()
+        fresh = EmbeddingRanker(embedder=uncached, recent_queries=0).index(_gap_catalog())
+        fresh.score_tools("will it rain tomorrow")
+        fresh.score_tools("will it rain tomorrow")
+        assert uncached.queries == ["will it rain tomorrow"] * 2
+        assert fresh._vectors == {}
 
     def test_top_within_and_the_similarity_floor_limit_the_answer(self) -> None:
         """``top`` keeps the best, ``within`` filters, ``min_similarity`` drops weak matches."""

@@ -145,6 +145,8 @@ class EmbeddingRanker:
     """Embed each request of a query that asks for several things (see the module)."""
     summary_view: bool = True
     """Also embed each tool's summary on its own; a tool scores its better cosine."""
+    recent_queries: int = 256
+    """Query vectors each index keeps, so a text searched again is not embedded again (0: none)."""
 
     def index(self, catalog: ToolCatalog) -> EmbeddingIndex:
         """Embed every tool and category of ``catalog`` (the slow part: once per catalogue)."""
@@ -161,6 +163,7 @@ class EmbeddingRanker:
             nodes=nodes,
             min_similarity=self.min_similarity,
             per_request=self.per_request,
+            recent_queries=self.recent_queries,
         )
 
     def _summaries(self, catalog: ToolCatalog, tools: Matrix) -> Matrix:
@@ -197,8 +200,9 @@ class EmbeddingIndex:
     """Each tool's summary embedded alone, row for row with ``tools`` (None: not used)."""
     per_request: bool = True
     """Score a multi-request query by its best-matching request (see the module)."""
+    recent_queries: int = 256
+    """How many query vectors to keep (diversification scores each request again)."""
     _vectors: dict[str, Matrix] = field(default_factory=dict, repr=False, compare=False)
-    """Recent query vectors: diversification scores each request again."""
 
     def score_tools(
         self, query: str, *, top: int | None = None, within: Container[str] | None = None
@@ -245,19 +249,17 @@ class EmbeddingIndex:
 
     def _vector(self, text: str) -> Matrix:
         """The unit query vector of ``text``, from the model or the recent ones."""
-        vector = self._vectors.get(text)
+        keep = self.recent_queries > 0
+        vector = self._vectors.get(text) if keep else None
         if vector is None:
             np = _numpy()
             row = np.asarray(self.embedder.embed_query(text), dtype=np.float32)[None, :]
             vector = _unit(row)[0]
-            if len(self._vectors) >= _RECENT_QUERIES:
-                self._vectors.clear()
-            self._vectors[text] = vector
+            if keep:
+                if len(self._vectors) >= self.recent_queries:
+                    self._vectors.clear()
+                self._vectors[text] = vector
         return vector
-
-
-_RECENT_QUERIES = 256
-"""Query vectors kept per index; a search embeds its query and each of its requests."""
 
 
 def _unit(rows: Matrix) -> Matrix:
