@@ -194,6 +194,20 @@ class TestEmbeddingRanker:
         assert uncached.queries == ["will it rain tomorrow"] * 2
         assert fresh._vectors == {}
 
+    @pytest.mark.parametrize("field_name", ["batch", "recent_queries"])
+    def test_bad_sizes_are_a_configuration_error(self, field_name: str) -> None:
+        """A batch below 1 or a negative memory of queries is refused before any embedding."""
+        seen = RecordingEmbedder()
+        ranker = (
+            EmbeddingRanker(embedder=seen, batch=0)
+            if field_name == "batch"
+            else EmbeddingRanker(embedder=seen, recent_queries=-1)
+        )
+        with pytest.raises(ConfigValidationError, match=field_name) as caught:
+            ranker.index(_gap_catalog())
+        assert caught.value.field_name == field_name
+        assert seen.documents == []
+
     def test_top_within_and_the_similarity_floor_limit_the_answer(self) -> None:
         """``top`` keeps the best, ``within`` filters, ``min_similarity`` drops weak matches."""
         catalog = _gap_catalog()

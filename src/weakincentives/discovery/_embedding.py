@@ -150,6 +150,17 @@ class EmbeddingRanker:
 
     def index(self, catalog: ToolCatalog) -> EmbeddingIndex:
         """Embed every tool and category of ``catalog`` (the slow part: once per catalogue)."""
+        for name, value, least in (
+            ("batch", self.batch, 1),
+            ("recent_queries", self.recent_queries, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigValidationError(
+                    f"EmbeddingRanker.{name} must be an integer >= {least} (got {value!r})",
+                    config_type=EmbeddingRanker,
+                    field_name=name,
+                    value=value,
+                )
         shared = shared_depth([tool.path for tool in catalog.tools])
         tools = self._matrix([tool_text(tool, shared=shared) for tool in catalog.tools])
         summaries = self._summaries(catalog, tools) if self.summary_view else None
