@@ -193,6 +193,10 @@ class TestEmbeddingRanker:
         fresh.score_tools("will it rain tomorrow")
         assert uncached.queries == ["will it rain tomorrow"] * 2
         assert fresh._vectors == {}
+        index.clear_query_cache()
+        index.score_tools("will it rain tomorrow")
+        assert seen.queries[-1] == "will it rain tomorrow"
+        assert len(index._vectors) == 1
 
     @pytest.mark.parametrize("field_name", ["batch", "recent_queries"])
     def test_bad_sizes_are_a_configuration_error(self, field_name: str) -> None:

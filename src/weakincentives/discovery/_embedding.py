@@ -258,6 +258,10 @@ class EmbeddingIndex:
                 found[key] = max((1.0 + min(cosine, 1.0)) / 2.0, math.ulp(0.0))
         return found
 
+    def clear_query_cache(self) -> None:
+        """Forget the recent query vectors (the next search of any text embeds it again)."""
+        self._vectors.clear()
+
     def _vector(self, text: str) -> Matrix:
         """The unit query vector of ``text``, from the model or the recent ones."""
         keep = self.recent_queries > 0
