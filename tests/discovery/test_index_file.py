@@ -2,27 +2,40 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+import json
 import struct
 import sys
 from array import array
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any, cast
 
 import pytest
 
 from weakincentives.discovery import (
     BM25Ranker,
+    CatalogIndex,
     CatalogTool,
     ToolCatalog,
     ToolDiscovery,
+    load_catalog_index,
     load_index,
     save_index,
 )
 from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION
 from weakincentives.errors import CatalogError
+from weakincentives.prompt import Tool, ToolContext, ToolResult
+from weakincentives.serde import JSONValue
 
 QUERIES = ("upload object bucket", "rename a symbol", "reset password email", "What is it?")
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    host: str
 
 
 @pytest.fixture
@@ -106,24 +119,250 @@ def test_a_missing_or_foreign_file_is_refused(catalog: ToolCatalog, tmp_path: Pa
 
 
 def test_arrays_written_on_the_other_byte_order_are_swapped(
-    catalog: ToolCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    catalog: ToolCatalog, tmp_path: Path
 ) -> None:
-    """A file saved on a big-endian machine loads on a little-endian one (and back)."""
-    built = BM25Ranker().index(catalog)
-    swapped = dataclasses.replace(
-        built,
-        tools=dataclasses.replace(built.tools, ids=_swapped(built.tools.ids)),
-    )
+    """A file as a machine of the other byte order writes it loads here, catalogue and all."""
+    path = tmp_path / "native.index"
+    save_index(BM25Ranker().index(catalog), path, catalog=catalog)
     other = "big" if sys.byteorder == "little" else "little"
-    monkeypatch.setattr(sys, "byteorder", other)
-    path = tmp_path / "foreign.index"
-    save_index(swapped, path)
-    monkeypatch.undo()
-    loaded = load_index(path, catalog)
-    assert loaded.tools.ids == built.tools.ids
+    header, blob = _split(path.read_bytes())
+    for typecode, start, length in _references(header):
+        if typecode != "B":
+            values = array(typecode)
+            values.frombytes(blob[start : start + values.itemsize * length])
+            values.byteswap()
+            blob[start : start + values.itemsize * length] = values.tobytes()
+    header["byteorder"] = other
+    _join(path, header, bytes(blob))
+    loaded = load_catalog_index(path)
+    assert loaded.index == BM25Ranker().index(catalog)
+    assert list(loaded.catalog) == list(catalog)
 
 
-def _swapped[T: (int, float)](values: array[T]) -> array[T]:
-    copy = array(values.typecode, values)
-    copy.byteswap()
-    return copy
+def _split(data: bytes) -> tuple[dict[str, Any], bytearray]:
+    """A file's header and its array data (the checksum dropped)."""
+    size = struct.unpack_from("<Q", data, 12)[0]
+    return json.loads(data[20 : 20 + size]), bytearray(data[20 + size : -32])
+
+
+def _join(path: Path, header: Mapping[str, object], blob: bytes) -> None:
+    """Write ``header`` and ``blob`` back as a well-signed file (as another writer could)."""
+    head = json.dumps(header).encode()
+    body = struct.pack("<8sIQ", b"WINKBM25", INDEX_FORMAT_VERSION, len(head)) + head + blob
+    path.write_bytes(body + hashlib.sha256(body).digest())
+
+
+def _references(value: object) -> list[tuple[str, int, int]]:
+    """Every array reference ``[offset, typecode, length]`` in a header."""
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in _references(item)]
+    if isinstance(value, list):
+        if len(value) == 3 and isinstance(value[0], int) and isinstance(value[1], str):
+            return [(value[1], value[0], value[2])]
+        return [found for item in value for found in _references(item)]
+    return []
+
+
+# --- a catalogue saved beside its index -----------------------------------------------------
+
+
+@pytest.fixture
+def bundled(catalog: ToolCatalog, tmp_path: Path) -> Path:
+    path = tmp_path / "bundled.index"
+    save_index(BM25Ranker().index(catalog), path, catalog=catalog)
+    return path
+
+
+def test_a_loaded_catalogue_equals_the_built_one(catalog: ToolCatalog, bundled: Path) -> None:
+    """Tools, nodes and every lookup come back as they were, and so do the answers."""
+    loaded = load_catalog_index(bundled)
+    again = loaded.catalog
+    assert isinstance(loaded, CatalogIndex)
+    assert loaded.index == BM25Ranker().index(catalog)
+    assert again.fingerprint == catalog.fingerprint
+    assert list(again.tools) == list(catalog.tools)
+    assert dict(again.nodes) == dict(catalog.nodes)
+    assert len(again) == len(catalog)
+    for path in [(), *catalog.nodes, ("Nowhere",)]:
+        assert again.children(path) == catalog.children(path)
+        assert again.tools_at(path) == catalog.tools_at(path)
+        assert again.tools_under(path) == catalog.tools_under(path)
+        assert again.subtree_size(path) == catalog.subtree_size(path)
+        assert again.has_path(path) == catalog.has_path(path)
+        assert again.node(path) == catalog.node(path)
+    for tag in ("dev", "DEV", "refactor", "storage", "absent"):
+        assert again.tools_tagged(tag) == catalog.tools_tagged(tag)
+    for tool in catalog:
+        assert again.tool(tool.tool_id) == tool
+        assert again.position(tool.tool_id) == catalog.position(tool.tool_id)
+    assert again.tool("absent") is None
+    assert BM25Ranker().index(again) == loaded.index, "a loaded catalogue indexes as the original"
+
+
+def test_a_service_over_a_loaded_catalogue_answers_as_the_original(
+    catalog: ToolCatalog, bundled: Path
+) -> None:
+    """Search, listing and expansion read the same from the file as from the records."""
+    loaded = load_catalog_index(bundled)
+    secret = b"0123456789abcdef0123456789abcdef"
+    restored = ToolDiscovery(loaded.catalog, index=loaded.index, cursor_secret=secret)
+    original = ToolDiscovery(catalog, cursor_secret=secret)
+    for query in QUERIES:
+        for service in (restored, original):
+            assert service.search_tool_by_category(query, limit=3)
+        assert restored.search_tool_by_category(query, limit=3) == (
+            original.search_tool_by_category(query, limit=3)
+        )
+    for path in [(), *catalog.nodes]:
+        assert restored.list(path=path) == original.list(path=path)
+    for tool in catalog:
+        assert restored.expand_tool(tool.tool_id) == original.expand_tool(tool.tool_id)
+
+
+def test_load_index_skips_a_bundled_catalogue(catalog: ToolCatalog, bundled: Path) -> None:
+    """A file with a catalogue still serves a caller who built the catalogue itself."""
+    assert load_index(bundled, catalog) == BM25Ranker().index(catalog)
+
+
+def test_a_file_without_its_catalogue_says_how_to_get_one(saved: Path) -> None:
+    """load_catalog_index on an index-only file names both ways out."""
+    with pytest.raises(CatalogError, match=r"without its catalogue.*save_index\(\.\.\., catalog="):
+        load_catalog_index(saved)
+
+
+def test_saving_with_another_catalogue_is_refused(catalog: ToolCatalog, tmp_path: Path) -> None:
+    """The catalogue written beside an index must be the one it was built for."""
+    other = ToolCatalog(tools=[CatalogTool(tool_id="x", name="x", paths=(("X",),))])
+    with pytest.raises(CatalogError, match="built for another catalogue"):
+        save_index(BM25Ranker().index(catalog), tmp_path / "x.index", catalog=other)
+    assert not (tmp_path / "x.index").exists()
+
+
+def test_tools_with_handles_cannot_be_written(tmp_path: Path) -> None:
+    """Executor payloads do not fit in a file; the error says what to do instead."""
+
+    async def ping(params: Ping, *, context: ToolContext) -> ToolResult[None]:
+        return ToolResult(message=f"pinged {params.host}")
+
+    tool = Tool(name="ping", description="Ping a host.", handler=ping)
+    catalog = ToolCatalog.from_tools([(("Net",), tool)])
+    with pytest.raises(CatalogError, match="'ping' carries a handle") as caught:
+        save_index(BM25Ranker().index(catalog), tmp_path / "x.index", catalog=catalog)
+    assert caught.value.tool_id == "ping"
+    save_index(BM25Ranker().index(catalog), tmp_path / "x.index")
+    assert load_index(tmp_path / "x.index", catalog) == BM25Ranker().index(catalog)
+
+
+def test_schemas_in_read_only_mappings_are_written(tmp_path: Path) -> None:
+    """A schema held in MappingProxyType (or any mapping) is saved as plain JSON."""
+    # Read-only mappings are not JSONValue to the type checker, though catalogues hold them.
+    schema = cast(
+        "Mapping[str, JSONValue]",
+        MappingProxyType(
+            {"type": "object", "properties": MappingProxyType({"n": {"type": "integer"}})}
+        ),
+    )
+    tool = CatalogTool(tool_id="t", name="t", paths=(("A",),), args_schema=schema)
+    catalog = ToolCatalog(tools=[tool])
+    path = tmp_path / "x.index"
+    save_index(BM25Ranker().index(catalog), path, catalog=catalog)
+    assert load_catalog_index(path).catalog.tools[0].args_schema == {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    }
+
+
+def test_a_schema_that_is_not_json_is_named(tmp_path: Path) -> None:
+    """A value JSON cannot hold is a CatalogError naming the tool, and nothing is written."""
+    # A set is not JSON: the cast stands for a caller without a type checker.
+    odd = cast("Mapping[str, JSONValue]", {"type": "object", "properties": {}, "default": {1, 2}})
+    tool = CatalogTool(tool_id="t", name="t", paths=(("A",),), args_schema=odd)
+    catalog = ToolCatalog(tools=[tool])
+    with pytest.raises(CatalogError, match="schema of tool 't' cannot be written"):
+        save_index(BM25Ranker().index(catalog), tmp_path / "x.index", catalog=catalog)
+    assert not (tmp_path / "x.index").exists()
+
+
+@pytest.mark.parametrize("where", [30, 300, -100, -1])
+def test_a_corrupted_bundle_is_refused(bundled: Path, where: int) -> None:
+    """The checksum covers the catalogue too."""
+    data = bytearray(bundled.read_bytes())
+    data[where] ^= 0x01
+    bundled.write_bytes(bytes(data))
+    with pytest.raises(CatalogError, match="corrupted"):
+        load_catalog_index(bundled)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda h: h["catalogue"].pop("names"), "KeyError"),
+        (lambda h: h["catalogue"]["paths"]["values"].__setitem__(2, 10**9), "past the data"),
+        (lambda h: h["catalogue"]["schemas"].__setitem__(1, "q"), "typecode 'q'"),
+        (lambda h: h["catalogue"]["names"]["offsets"].__setitem__(1, "d"), "typecode 'd'"),
+        (lambda h: h.__setitem__("byteorder", "middle"), "byte order"),
+        (lambda h: h["tools"].__setitem__("size", -1), "not a count"),
+        (lambda h: h.__setitem__("catalogue", 7), "TypeError"),
+        (lambda h: h["catalogue"].__setitem__("names", h["catalogue"]["node_names"]), "entries"),
+        (lambda h: h["catalogue"].__setitem__("subtree", h["tool_lend"]), "typecode 'd'"),
+        (lambda h: h["catalogue"].__setitem__("subtree", h["shared"]), "sizes for"),
+        (
+            lambda h: h["catalogue"]["paths"].__setitem__("values", h["members"]["values"]),
+            "outside",
+        ),
+        (lambda h: h["tools"].__setitem__("ceiling", h["lend"]), "lengths disagree"),
+        (lambda h: h["tools"].__setitem__("peak", h["lend"]), "outside the arrays"),
+        (lambda h: h.__setitem__("lend", h["tool_lend"]), "values where"),
+        (lambda h: h.__setitem__("shared", h["tool_ids"]["offsets"]), "shared"),
+    ],
+)
+def test_a_well_signed_file_that_is_not_ours_is_refused(
+    bundled: Path, change: Callable[[dict[str, Any]], object], message: str
+) -> None:
+    """Every reference and shape is checked, so another writer's file is never misread."""
+    header, blob = _split(bundled.read_bytes())
+    assert header["shared"][2] > 0, "the fixture has a tool in two categories"
+    change(header)
+    _join(bundled, header, bytes(blob))
+    with pytest.raises(CatalogError, match=f"malformed header.*{message}"):
+        load_catalog_index(bundled)
+
+
+def _swap_groups(header: dict[str, Any], blob: bytearray, name: str, rows: list[int]) -> None:
+    """Rewrite the offsets of group column ``name`` in place."""
+    typecode, start, length = _references(header[name]["offsets"])[0]
+    values = array(typecode, rows)
+    assert len(values) == length
+    blob[start : start + values.itemsize * length] = values.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (lambda n, end: [0] * (n - 1) + [end], "ending at"),
+        (lambda n, end: [0, end, *([0] * (n - 3)), end], "backwards"),
+    ],
+)
+def test_group_offsets_that_do_not_add_up_are_refused(
+    bundled: Path, rows: Callable[[int, int], list[int]], message: str
+) -> None:
+    """Offsets that do not end where the values do, or go backwards, are refused."""
+    header, blob = _split(bundled.read_bytes())
+    typecode, start, length = _references(header["members"]["offsets"])[0]
+    current = array(typecode)
+    current.frombytes(blob[start : start + current.itemsize * length])
+    end = current[-1] + (1 if message == "ending at" else 0)
+    _swap_groups(header, blob, "members", rows(length, end))
+    _join(bundled, header, bytes(blob))
+    with pytest.raises(CatalogError, match=message):
+        load_catalog_index(bundled)
+
+
+def test_a_header_that_is_not_an_object_is_refused(saved: Path) -> None:
+    """JSON that is not an object where the header belongs is refused like any other shape."""
+    _, blob = _split(saved.read_bytes())
+    head = b"[1, 2]"
+    body = struct.pack("<8sIQ", b"WINKBM25", INDEX_FORMAT_VERSION, len(head)) + head + blob
+    saved.write_bytes(body + hashlib.sha256(body).digest())
+    with pytest.raises(CatalogError, match=r"malformed header.*not a JSON object"):
+        load_index(saved, ToolCatalog(tools=[]))

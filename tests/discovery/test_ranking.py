@@ -91,7 +91,7 @@ class TestBM25:
             ]
         )
         index = BM25Ranker().index(flat)
-        assert index.lend == (0.0,)
+        assert index.lend.tolist() == [0.0]
         assert set(index.score_tools("route")) == {"t0"}
         nested = ToolCatalog(
             tools=[

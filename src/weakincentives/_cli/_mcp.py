@@ -167,7 +167,7 @@ def _address(text: str) -> tuple[str, int]:
     return host, port
 
 
-def _catalog_tools(path: Path) -> tuple[CatalogTool, ...]:
+def _catalog_tools(path: Path) -> Sequence[CatalogTool]:
     if not path.is_file():
         raise CommandError(f"catalogue file {str(path)!r} does not exist")
     text = path.read_text(encoding="utf-8")

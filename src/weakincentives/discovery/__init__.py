@@ -42,7 +42,12 @@ from weakincentives.discovery._executor import (
     ToolFunction,
 )
 from weakincentives.discovery._fusion import FusedIndex, FusedRanker
-from weakincentives.discovery._index_file import load_index, save_index
+from weakincentives.discovery._index_file import (
+    CatalogIndex,
+    load_catalog_index,
+    load_index,
+    save_index,
+)
 from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
 from weakincentives.discovery._responses import (
     CallResponse,
@@ -74,6 +79,7 @@ __all__ = [
     "CallResponse",
     "CallToolParams",
     "CallableExecutor",
+    "CatalogIndex",
     "CatalogNode",
     "CatalogOverview",
     "CatalogTool",
@@ -117,6 +123,7 @@ __all__ = [
     "ToolPointer",
     "TreePath",
     "audit_chain",
+    "load_catalog_index",
     "load_index",
     "save_index",
 ]

@@ -7,12 +7,14 @@ share between services and threads.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 
 from weakincentives.discovery._catalog import TreePath
+from weakincentives.discovery._columns import Groups
 from weakincentives.discovery._postings import Postings
 from weakincentives.discovery._text import stop_terms, tokenize
 
@@ -38,17 +40,18 @@ class BM25Index:
     """Stop words of tool names and summaries, for queries nothing else matches."""
     shared: frozenset[int]
     """Positions of tools that sit in more than one category."""
-    members: tuple[tuple[int, ...], ...]
+    members: Groups
     """Tool positions directly under each node."""
-    lend: tuple[float, ...]
+    lend: array[float]
     """Weight ``w`` of each node's evidence for its tools."""
-    tool_lend: tuple[float, ...]
+    tool_lend: array[float]
     """Weight ``w`` of each tool's primary category (sets its own share ``1 / (1 + w)``)."""
-    holders: tuple[tuple[int, ...], ...]
+    holders: Groups
     """Nodes directly holding each tool."""
     positions: Mapping[str, int]
     """Tool id -> position."""
     exact: Mapping[tuple[str, ...], tuple[str, ...]]
+    """Tool ids by the terms of their name (and of their id): an exact match scores 1."""
     sibling_limit: int | None
 
     def score_tools(

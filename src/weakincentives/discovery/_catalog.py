@@ -19,7 +19,7 @@ from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool
 from weakincentives.serde import JSONValue, schema, schema_problems
 
-__all__ = ["CatalogNode", "CatalogTool", "ToolCatalog", "TreePath"]
+__all__ = ["CatalogNode", "CatalogTables", "CatalogTool", "ToolCatalog", "TreePath"]
 
 type TreePath = tuple[str, ...]
 """A category path from the root, such as ``("Storage", "Buckets")``; ``()`` is the root."""
@@ -84,6 +84,20 @@ class CatalogTool:
         return None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogTables:
+    """Everything a :class:`ToolCatalog` looks things up in, as a saved index file holds it."""
+
+    tools: Sequence[CatalogTool]
+    by_id: Mapping[str, int]
+    nodes: Mapping[TreePath, CatalogNode]
+    children: Mapping[TreePath, tuple[CatalogNode, ...]]
+    direct: Mapping[TreePath, tuple[int, ...]]
+    subtree_size: Mapping[TreePath, int]
+    tag_index: Mapping[str, frozenset[int]]
+    fingerprint: str
+
+
 class ToolCatalog:
     """An immutable, validated set of category nodes and tools with lookup indexes.
 
@@ -117,13 +131,31 @@ class ToolCatalog:
                 tool_id=first_tool,
                 path=first_path,
             )
-        self._tools = tool_list
-        self._by_id = {tool.tool_id: index for index, tool in enumerate(tool_list)}
-        self._nodes = _complete_nodes(node_list, tool_list)
-        self._children = _children_index(self._nodes)
-        self._direct, self._subtree_size = _tool_indexes(tool_list)
-        self._tag_index = _tag_index(tool_list)
-        self._fingerprint = _fingerprint(tool_list, self._nodes)
+        self._tools: Sequence[CatalogTool] = tool_list
+        self._by_id: Mapping[str, int] = {tool.tool_id: k for k, tool in enumerate(tool_list)}
+        nodes_by_path = _complete_nodes(node_list, tool_list)
+        self._nodes: Mapping[TreePath, CatalogNode] = nodes_by_path
+        self._children: Mapping[TreePath, tuple[CatalogNode, ...]] = _children_index(nodes_by_path)
+        direct, sizes = _tool_indexes(tool_list)
+        self._direct: Mapping[TreePath, tuple[int, ...]] = direct
+        self._subtree_size: Mapping[TreePath, int] = sizes
+        self._tag_index: Mapping[str, frozenset[int]] = _tag_index(tool_list)
+        self._fingerprint = _fingerprint(tool_list, nodes_by_path)
+
+    @classmethod
+    def _restored(cls, tables: CatalogTables) -> ToolCatalog:
+        """A catalogue over tables read back from a saved index file, without rebuilding them.
+
+        Nothing is validated again: the tables were made from a validated catalogue
+        and the file's checksum shows they are unchanged. Private: users call
+        :func:`~weakincentives.discovery.load_catalog_index`.
+        """
+        catalog = cls.__new__(cls)
+        catalog._tools, catalog._by_id, catalog._nodes = tables.tools, tables.by_id, tables.nodes
+        catalog._children, catalog._direct = tables.children, tables.direct
+        catalog._subtree_size, catalog._tag_index = tables.subtree_size, tables.tag_index
+        catalog._fingerprint = tables.fingerprint
+        return catalog
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, object]]) -> ToolCatalog:
@@ -210,8 +242,8 @@ class ToolCatalog:
         return cls.from_records(records)
 
     @property
-    def tools(self) -> tuple[CatalogTool, ...]:
-        """Every tool, in the order given."""
+    def tools(self) -> Sequence[CatalogTool]:
+        """Every tool, in the order given (a tuple, unless read from an index file)."""
         return self._tools
 
     @property

@@ -1,93 +1,116 @@
-"""Save and load a :class:`BM25Index`, so a large catalogue's service starts fast.
+"""Save and load a :class:`BM25Index`, optionally with its catalogue, so a service starts fast.
 
-File layout (all integers little-endian)::
-
-    b"WINKBM25" | format version (u32) | header length (u64) | header (UTF-8 JSON)
-    | arrays (raw bytes, in header order) | SHA-256 of everything before it (32 bytes)
-
-The header records the catalogue fingerprint the index was built for, the
-tool ids, node paths, per-collection term spans and bounds, and where each
-flat array starts. Loading checks, in order: the magic, the format version,
-the checksum (so a truncated or corrupted file is refused before anything is
-parsed), then the catalogue fingerprint. Every refusal is a
-:class:`~weakincentives.errors.CatalogError` saying what to do; a file is
-never half-read into a wrong answer.
+``save_index(index, path, catalog=catalog)`` writes one file holding both;
+``load_catalog_index(path)`` gives them back without the catalogue's records
+(a service over 100,000 tools is ready in a fraction of a second), and
+``load_index(path, catalog)`` reads just the index for a catalogue the caller
+built. The container (magic, version, JSON header, flat arrays, SHA-256) is
+described in ``_binary``. Loading checks, in order: the magic, the format
+version, the checksum (so a truncated or corrupted file is refused before
+anything is parsed), the header's shape, then the catalogue fingerprint.
+Every refusal is a :class:`~weakincentives.errors.CatalogError` saying what to
+do; a file is never half-read into a wrong answer.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import struct
-import sys
 from array import array
-from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import cast
 
 from weakincentives.discovery import _vectorised
+from weakincentives.discovery._binary import (
+    ArrayReader,
+    ArrayWriter,
+    Json,
+    malformed,
+    read_container,
+    write_container,
+)
 from weakincentives.discovery._bm25 import BM25Index
 from weakincentives.discovery._catalog import ToolCatalog
+from weakincentives.discovery._catalog_file import catalog_section, read_catalog_section
+from weakincentives.discovery._columns import ExactNames, Groups, check_offsets
 from weakincentives.discovery._postings import Postings
 from weakincentives.errors import CatalogError
 
-__all__ = ["INDEX_FORMAT_VERSION", "load_index", "save_index"]
+__all__ = ["INDEX_FORMAT_VERSION", "CatalogIndex", "load_catalog_index", "load_index", "save_index"]
 
-INDEX_FORMAT_VERSION = 2
+INDEX_FORMAT_VERSION = 3
 """Bumped whenever the file layout, the tokenizer or the scoring changes."""
 
-_MAGIC = b"WINKBM25"
-_PREFIX = struct.Struct("<8sIQ")
-_DIGEST = 32
-type _Json = dict[str, object]
+
+@dataclass(frozen=True, slots=True)
+class CatalogIndex:
+    """A catalogue and its search index, as :func:`load_catalog_index` reads them."""
+
+    catalog: ToolCatalog
+    index: BM25Index
 
 
-def save_index(index: BM25Index, path: str | Path) -> None:
-    """Write ``index`` to ``path`` (replaced atomically when the file system allows)."""
-    arrays: list[array[int] | array[float]] = []
+def save_index(index: BM25Index, path: str | Path, *, catalog: ToolCatalog | None = None) -> None:
+    """Write ``index`` to ``path`` (replaced atomically when the file system allows).
 
-    def place(values: array[int] | array[float]) -> list[object]:
-        arrays.append(values)
-        return [len(arrays) - 1, values.typecode, len(values)]
+    With ``catalog`` (the one ``index`` was built for) the file also holds the
+    catalogue, for :func:`load_catalog_index`. A catalogue whose tools carry
+    handles (executor payloads, such as the tools of ``ToolCatalog.from_tools``)
+    cannot be written; save the index alone and build that catalogue at start-up.
+    """
+    if catalog is not None and (
+        catalog.fingerprint != index.catalog_fingerprint
+        or tuple(catalog.nodes) != index.node_paths
+        or tuple(tool.tool_id for tool in catalog) != index.tool_ids
+    ):
+        raise CatalogError(
+            "the index was built for another catalogue than the one given; "
+            "pass the catalogue the index was built from"
+        )
+    writer = ArrayWriter()
 
-    def postings(collection: Postings) -> _Json:
+    def postings(collection: Postings) -> Json:
         terms = list(collection.spans)
+        spans: array[int] = array("q")
+        for term in terms:
+            spans.extend(collection.spans[term])
         return {
-            "terms": terms,
-            "spans": [collection.spans[term] for term in terms],
-            "ceiling": [collection.ceiling[term] for term in terms],
-            "peak": [collection.peak[term] for term in terms],
+            "terms": writer.place_strings(terms),
+            "spans": writer.place(spans),
+            "ceiling": writer.place(array("d", [collection.ceiling[term] for term in terms])),
+            "peak": writer.place(array("d", [collection.peak[term] for term in terms])),
             "size": collection.size,
             "prune_above": collection.prune_above,
-            "ids": place(collection.ids),
-            "impacts": place(collection.impacts),
+            "ids": writer.place(collection.ids),
+            "impacts": writer.place(collection.impacts),
         }
 
-    header: _Json = {
+    def groups(packed: Groups) -> Json:
+        return {"offsets": writer.place(packed.offsets), "values": writer.place(packed.values)}
+
+    exact_keys, exact_tools = ExactNames.packed(index.exact, index.positions)
+    bounds: array[int] = array("q", [0])
+    for node_path in index.node_paths:
+        bounds.append(bounds[-1] + len(node_path))
+    header: Json = {
         "catalog": index.catalog_fingerprint,
-        "byteorder": sys.byteorder,
-        "tool_ids": index.tool_ids,
-        "node_paths": index.node_paths,
+        "tool_ids": writer.place_strings(index.tool_ids),
+        "node_segments": writer.place_strings(chain.from_iterable(index.node_paths)),
+        "node_bounds": writer.place(bounds),
         "tools": postings(index.tools),
         "nodes": postings(index.nodes),
         "stops": postings(index.stops),
-        "shared": sorted(index.shared),
-        "members": index.members,
-        "holders": index.holders,
-        "lend": index.lend,
-        "tool_lend": index.tool_lend,
-        "exact": [[list(key), list(ids)] for key, ids in index.exact.items()],
+        "shared": writer.place(array("q", sorted(index.shared))),
+        "members": groups(index.members),
+        "holders": groups(index.holders),
+        "lend": writer.place(index.lend),
+        "tool_lend": writer.place(index.tool_lend),
+        "exact_keys": writer.place_strings(exact_keys),
+        "exact": groups(exact_tools),
         "sibling_limit": index.sibling_limit,
+        "catalogue": None if catalog is None else catalog_section(catalog, writer),
     }
-    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
-    body = b"".join(
-        [_PREFIX.pack(_MAGIC, INDEX_FORMAT_VERSION, len(head)), head]
-        + [values.tobytes() for values in arrays]
-    )
-    target = Path(path)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_bytes(body + hashlib.sha256(body).digest())
-    partial.replace(target)
+    write_container(path, header, writer, version=INDEX_FORMAT_VERSION)
 
 
 def load_index(
@@ -96,91 +119,120 @@ def load_index(
     """Read an index saved by :func:`save_index` for exactly this ``catalog``.
 
     ``vectorised`` chooses numpy scoring as ``BM25Ranker.vectorised`` does (None:
-    when numpy can be imported); the file is the same either way.
+    when numpy can be imported); the file is the same either way. A catalogue
+    stored in the file is skipped.
     """
-    where = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise CatalogError(f"cannot read the index file {where}: {exc.strerror}") from exc
-    if len(data) < _PREFIX.size + _DIGEST or not data.startswith(_MAGIC):
-        raise CatalogError(f"{where} is not a weakincentives index file (or is truncated)")
-    _, version, head_size = _PREFIX.unpack_from(data)
-    if version != INDEX_FORMAT_VERSION:
+    header, reader = read_container(path, version=INDEX_FORMAT_VERSION)
+    found = header.get("catalog")
+    if found != catalog.fingerprint:
         raise CatalogError(
-            f"{where} has index format {version}, this version reads {INDEX_FORMAT_VERSION}; "
-            "rebuild the index from the catalogue and save it again"
+            f"{path} was built for another catalogue (fingerprint {found}, "
+            f"this one is {catalog.fingerprint}); rebuild the index for this catalogue",
         )
-    body, digest = data[:-_DIGEST], data[-_DIGEST:]
-    if hashlib.sha256(body).digest() != digest:
-        raise CatalogError(
-            f"{where} is corrupted or truncated (checksum mismatch); rebuild and save the index"
-        )
-    start = _PREFIX.size
     try:
-        header = cast(_Json, json.loads(body[start : start + head_size]))
-        if header["catalog"] != catalog.fingerprint:
-            raise CatalogError(
-                f"{where} was built for another catalogue (fingerprint {header['catalog']}, "
-                f"this one is {catalog.fingerprint}); rebuild the index for this catalogue",
-            )
-        fast = _vectorised.available() if vectorised is None else vectorised
-        return _index(header, memoryview(body)[start + head_size :], vectorised=fast)
+        return _index(header, reader, vectorised=vectorised)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
-        # A valid checksum over a malformed header means another writer: refuse it whole.
-        raise CatalogError(f"{where} has a malformed header ({exc!r}); rebuild the index") from exc
+        raise malformed(str(path), exc) from exc
 
 
-def _index(header: Mapping[str, object], blob: memoryview, *, vectorised: bool) -> BM25Index:
-    swap = header["byteorder"] != sys.byteorder
-    offset = 0
+def load_catalog_index(path: str | Path, *, vectorised: bool | None = None) -> CatalogIndex:
+    """Read the catalogue and the index of a file saved with ``save_index(..., catalog=...)``.
 
-    def read(ref: object) -> array[int] | array[float]:
-        nonlocal offset
-        _, typecode, length = cast("list[object]", ref)
-        values: array[int] | array[float] = array(str(typecode))
-        size = values.itemsize * int(cast(int, length))
-        values.frombytes(blob[offset : offset + size])
-        if swap:
-            values.byteswap()
-        offset += size
+    The catalogue's tools and nodes are built as they are first used, so start-up
+    does not grow with their schemas: ``ToolDiscovery(loaded.catalog,
+    index=loaded.index)`` is ready at once.
+    """
+    header, reader = read_container(path, version=INDEX_FORMAT_VERSION)
+    if header.get("catalogue") is None:
+        raise CatalogError(
+            f"{path} holds an index without its catalogue; load it with "
+            "load_index(path, catalog), or save it again with save_index(..., catalog=catalog)"
+        )
+    try:
+        index = _index(header, reader, vectorised=vectorised)
+        catalog = read_catalog_section(
+            cast(Json, header["catalogue"]),
+            reader,
+            tool_ids=index.tool_ids,
+            positions=index.positions,
+            node_paths=index.node_paths,
+            fingerprint=index.catalog_fingerprint,
+        )
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise malformed(str(path), exc) from exc
+    return CatalogIndex(catalog, index)
+
+
+def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM25Index:
+    """The index a verified header describes; ``ValueError`` and kin if it is not ours."""
+    fast = _vectorised.available() if vectorised is None else vectorised
+    tool_ids = tuple(reader.strings(header["tool_ids"]))
+    segments = list(reader.strings(header["node_segments"]))
+    bounds = reader.ints(header["node_bounds"])
+    check_offsets(bounds, len(bounds) - 1, len(segments), "node_bounds")
+    node_paths = tuple(tuple(segments[start:end]) for start, end in pairwise(bounds))
+    tools, nodes = len(tool_ids), len(node_paths)
+
+    def postings(name: str) -> Postings:
+        spec = cast(Json, header[name])
+        terms = list(reader.strings(spec["terms"]))
+        ids, impacts = reader.ints(spec["ids"]), reader.floats(spec["impacts"])
+        spans, ceiling, peak = (
+            reader.ints(spec["spans"]),
+            reader.floats(spec["ceiling"]),
+            reader.floats(spec["peak"]),
+        )
+        if len(ids) != len(impacts) or not len(spans) == 2 * len(terms) == 2 * len(ceiling):
+            raise ValueError(f"{name}: array lengths disagree")
+        if len(peak) != len(terms) or (spans and (min(spans) < 0 or max(spans) > len(ids))):
+            raise ValueError(f"{name}: a term's postings lie outside the arrays")
+        return Postings(
+            ids=ids,
+            impacts=impacts,
+            spans=dict(zip(terms, zip(spans[0::2], spans[1::2], strict=True), strict=True)),
+            ceiling=dict(zip(terms, ceiling, strict=True)),
+            peak=dict(zip(terms, peak, strict=True)),
+            size=_count(spec["size"], "size"),
+            prune_above=_count(spec["prune_above"], "prune_above"),
+            vectorised=fast,
+        )
+
+    def groups(name: str, rows: int, bound: int) -> Groups:
+        spec = cast(Json, header[name])
+        found = Groups(reader.ints(spec["offsets"]), reader.ints(spec["values"]))
+        found.check(rows, bound, name)
+        return found
+
+    def floats(name: str, count: int) -> array[float]:
+        values = reader.floats(header[name])
+        if len(values) != count:
+            raise ValueError(f"{name}: {len(values)} values where {count} belong")
         return values
 
-    def postings(raw: object) -> Postings:
-        spec = cast(_Json, raw)
-        terms = cast("list[str]", spec["terms"])
-        spans = cast("list[list[int]]", spec["spans"])
-        return Postings(
-            ids=cast("array[int]", read(spec["ids"])),
-            impacts=cast("array[float]", read(spec["impacts"])),
-            spans={term: (span[0], span[1]) for term, span in zip(terms, spans, strict=True)},
-            ceiling=dict(zip(terms, cast("list[float]", spec["ceiling"]), strict=True)),
-            peak=dict(zip(terms, cast("list[float]", spec["peak"]), strict=True)),
-            size=int(cast(int, spec["size"])),
-            prune_above=int(cast(int, spec["prune_above"])),
-            vectorised=vectorised,
-        )
-
-    tools, nodes, stops = (postings(header[name]) for name in ("tools", "nodes", "stops"))
-    if offset != len(blob):
-        raise ValueError(f"{len(blob) - offset} bytes of array data left over")
-    tool_ids = tuple(cast("list[str]", header["tool_ids"]))
+    keys = reader.strings(header["exact_keys"])
+    shared = reader.ints(header["shared"])
+    if shared and (min(shared) < 0 or max(shared) >= tools):
+        raise ValueError("shared: a tool position lies outside the catalogue")
     limit = header["sibling_limit"]
     return BM25Index(
         catalog_fingerprint=str(header["catalog"]),
         tool_ids=tool_ids,
-        node_paths=tuple(tuple(path) for path in cast("list[list[str]]", header["node_paths"])),
-        tools=tools,
-        nodes=nodes,
-        stops=stops,
-        shared=frozenset(cast("list[int]", header["shared"])),
-        members=tuple(tuple(group) for group in cast("list[list[int]]", header["members"])),
-        holders=tuple(tuple(group) for group in cast("list[list[int]]", header["holders"])),
-        positions={tool_id: position for position, tool_id in enumerate(tool_ids)},
-        lend=tuple(cast("list[float]", header["lend"])),
-        tool_lend=tuple(cast("list[float]", header["tool_lend"])),
-        exact={
-            tuple(key): tuple(ids) for key, ids in cast("list[list[list[str]]]", header["exact"])
-        },
-        sibling_limit=None if limit is None else int(cast(int, limit)),
+        node_paths=node_paths,
+        tools=postings("tools"),
+        nodes=postings("nodes"),
+        stops=postings("stops"),
+        shared=frozenset(shared),
+        members=groups("members", nodes, tools),
+        holders=groups("holders", tools, nodes),
+        positions=dict(zip(tool_ids, range(tools), strict=True)),
+        lend=floats("lend", nodes),
+        tool_lend=floats("tool_lend", tools),
+        exact=ExactNames(keys, groups("exact", len(keys), tools), tool_ids),
+        sibling_limit=None if limit is None else _count(limit, "sibling_limit"),
     )
+
+
+def _count(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TypeError(f"{name} is not a count: {value!r}")
+    return value

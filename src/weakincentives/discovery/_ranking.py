@@ -20,6 +20,7 @@ from typing import Protocol
 from weakincentives.discovery import _freeze, _vectorised
 from weakincentives.discovery._bm25 import BM25Index
 from weakincentives.discovery._catalog import ToolCatalog, TreePath
+from weakincentives.discovery._columns import Groups
 from weakincentives.discovery._documents import FIELDS, collect
 from weakincentives.discovery._freeze import FieldOccurrences
 from weakincentives.discovery._postings import Postings
@@ -180,11 +181,11 @@ class BM25Ranker:
             nodes=postings(self._fields(found.nodes), len(node_list)),
             stops=postings([stops], len(tools), presence=True),
             shared=frozenset(p for p, tool in enumerate(tools) if len(set(tool.paths)) > 1),
-            members=tuple(members),
-            holders=found.holders,
+            members=Groups.of(members),
+            holders=Groups.of(found.holders),
             positions={tool.tool_id: p for p, tool in enumerate(tools)},
-            lend=tuple(lend),
-            tool_lend=tuple(tool_lend),
+            lend=array("d", lend),
+            tool_lend=array("d", tool_lend),
             exact=found.exact,
             sibling_limit=self.sibling_limit,
         )
