@@ -123,19 +123,26 @@ class BM25Index:
         positions = sorted(
             {p for tool_id in tool_ids if (p := self.positions.get(tool_id)) is not None}
         )
-        holders = sorted({node for p in positions for node in self.holders[p]})
+        # The candidates each holding category lends to, in position order.
+        held: dict[int, list[int]] = {}
+        for p in positions:
+            for node in self.holders[p]:
+                held.setdefault(node, []).append(p)
         tool_hits = self.tools.hits(vocabulary, positions)
-        node_hits = self.nodes.hits(vocabulary, holders)
-        return [self._relevance(terms, positions, tool_hits, node_hits) for terms in per_query]
+        node_hits = self.nodes.hits(vocabulary, sorted(held))
+        return [self._relevance(terms, held, tool_hits, node_hits) for terms in per_query]
 
     def _relevance(
         self,
         terms: list[str],
-        positions: Sequence[int],
+        held: Mapping[int, Sequence[int]],
         tool_hits: Mapping[str, Mapping[int, float]],
         node_hits: Mapping[str, Mapping[int, float]],
     ) -> dict[str, float]:
-        """One query's relevance of ``positions`` from per-term impacts (see ``relevance_of``)."""
+        """One query's relevance of the candidates from per-term impacts (see ``relevance_of``).
+
+        ``held`` maps each category holding a candidate to those candidates.
+        """
         ids = self.tool_ids
         result: dict[str, float] = {}
         ceiling = self.tools.ceiling_of(terms)
@@ -147,9 +154,8 @@ class BM25Index:
             found = _summed(terms, node_hits)
             for node, score in sorted(found.items()):
                 lent = self.lend[node] * score / node_ceiling
-                for p in self.members[node]:
-                    if ids[p] in result or p in positions:
-                        result[ids[p]] = result.get(ids[p], 0.0) + lent / (1 + self.tool_lend[p])
+                for p in held[node]:
+                    result[ids[p]] = result.get(ids[p], 0.0) + lent / (1 + self.tool_lend[p])
         return {tool_id: min(score, 1.0) for tool_id, score in result.items() if score > 0}
 
     def _evidence(self, terms: list[str]) -> dict[int, float]:
