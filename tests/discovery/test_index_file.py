@@ -366,3 +366,16 @@ def test_a_header_that_is_not_an_object_is_refused(saved: Path) -> None:
     saved.write_bytes(body + hashlib.sha256(body).digest())
     with pytest.raises(CatalogError, match=r"malformed header.*not a JSON object"):
         load_index(saved, ToolCatalog(tools=[]))
+
+
+def test_a_loaded_catalogue_saves_again(
+    catalog: ToolCatalog, bundled: Path, tmp_path: Path
+) -> None:
+    """Loading and saving again writes a file that loads to the same catalogue and index."""
+    first = load_catalog_index(bundled)
+    again = tmp_path / "again.index"
+    save_index(first.index, again, catalog=first.catalog)
+    second = load_catalog_index(again)
+    assert second.index == first.index
+    assert list(second.catalog) == list(catalog)
+    assert dict(second.catalog.nodes) == dict(catalog.nodes)
