@@ -125,7 +125,9 @@ def main() -> None:
     floor_templates = [string.Template(BODY) for _ in range(sections)]
     floor = best_ms(lambda: floor_render(floor_templates))
     rendered = best_ms(lambda: template.render(PARAMS))
-    opened = {(f"topic-{i}",): SectionVisibility.FULL for i in range(0, TOP_LEVEL, 2)}
+    opened: dict[tuple[str, ...], SectionVisibility] = {
+        (f"topic-{i}",): SectionVisibility.FULL for i in range(0, TOP_LEVEL, 2)
+    }
     rendered_open = best_ms(lambda: template.render(PARAMS, visibility_overrides=opened))
     construction = best_ms(build, repeats=3, inner=2)
     dataclass_floor = best_ms(floor_construction, repeats=3, inner=5)
