@@ -98,15 +98,16 @@ class ArrayReader:
         """An integer array."""
         typecode, start, end = self._span(reference, "bBiIqQ")
         values: array[int] = array(typecode)
-        values.frombytes(self._blob[start:end])
-        if self._swap:
-            values.byteswap()
-        return values
+        return self._filled(values, start, end)
 
     def floats(self, reference: object) -> array[float]:
         """A float array (``f`` or ``d``)."""
         typecode, start, end = self._span(reference, "fd")
         values: array[float] = array(typecode)
+        return self._filled(values, start, end)
+
+    def _filled[T: (int, float)](self, values: array[T], start: int, end: int) -> array[T]:
+        """``values`` extended with the bytes ``[start, end)``, in this machine's byte order."""
         values.frombytes(self._blob[start:end])
         if self._swap:
             values.byteswap()
