@@ -177,7 +177,7 @@ class TestBuildToolContext:
             session=Session(bus=bus),
             event_bus=bus,
             clock=clock,
-            id_factory=lambda: "call-9",
+            new_id=lambda: "call-9",
             extras={"trace_id": "abc"},
         )
         assert context.invocation == ToolInvocationContext(

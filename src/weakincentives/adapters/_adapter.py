@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -90,6 +90,7 @@ class Adapter[RequestT, ReplyT]:
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
         return run_sync(
@@ -102,6 +103,7 @@ class Adapter[RequestT, ReplyT]:
                 deadline=deadline,
                 continue_from=continue_from,
                 disclosure=disclosure,
+                extras=extras,
             )
         )
 
@@ -115,12 +117,15 @@ class Adapter[RequestT, ReplyT]:
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> PromptResponse[OutputT]:
         """Render, run the tool loop to a final answer and parse it, on the running loop.
 
         ``deadline`` (timezone-aware) bounds the whole evaluation, provider retries
         included. ``continue_from`` carries an earlier response's exchange on after the
         new render. ``disclosure`` overrides ``settings.disclosure`` for this call.
+        ``extras`` reach every handler as ``context.extras`` (snake_case keys, else
+        ``PromptValidationError``).
         """
         _check_deadline(deadline)
         if disclosure is not None and not isinstance(disclosure, Disclosure):
@@ -143,6 +148,7 @@ class Adapter[RequestT, ReplyT]:
             deadline=deadline,
             earlier=_continuation(continue_from),
             executor=self._thread_pool(),
+            extras=extras,
         )
         return await evaluation.run()
 
