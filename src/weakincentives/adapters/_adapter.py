@@ -153,14 +153,24 @@ class Adapter[RequestT, ReplyT]:
         return await evaluation.run()
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        """Worker threads for sync handlers, as many as calls may run at once."""
+        """Worker threads for sync handlers, started on demand and reused when idle.
+
+        Not the concurrency limit: ``max_concurrency`` bounds each evaluation's calls.
+        A pool that small would deadlock a nested evaluation (a sync handler calling
+        ``context.adapter.evaluate``), whose calls would wait for the thread its caller
+        holds.
+        """
         with self._executor_lock:
             if self._executor is None:
                 self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self._settings.max_concurrency,
+                    max_workers=_MAX_WORKER_THREADS,
                     thread_name_prefix=f"weakincentives-{self.name}-tool",
                 )
             return self._executor
+
+
+_MAX_WORKER_THREADS = 1024
+"""A bound on the adapter's worker threads across all its evaluations (nested included)."""
 
 
 type ProviderAdapter = Adapter[Any, Any]

@@ -38,7 +38,7 @@ from weakincentives.adapters._structured import (
     output_schema,
     parse_structured_output,
 )
-from weakincentives.adapters._tool_round import CallLedger, run_tool_round
+from weakincentives.adapters._tool_round import CallLedger, RoundResult, run_tool_round
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -185,13 +185,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         while True:
             turn = await self._next_turn(render, history)
             if turn.tool_calls:
-                outcome = await run_tool_round(
-                    turn.tool_calls,
-                    self._turn_scope(render, turn),
-                    tools={tool.name: tool for tool in render.rendered.tools},
-                    max_concurrency=self._settings.max_concurrency,
-                    ledger=self._ledger,
-                )
+                outcome = await self._run_tools(render, turn)
                 self._executions.extend(outcome.executions)
                 history.extend(outcome.outputs)
                 requested = requested_sections(outcome.halt)
@@ -321,6 +315,37 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             index=index,
             text=text,
         )
+
+    async def _run_tools(self, render: _Render, turn: ModelTurn) -> RoundResult:
+        """Run the turn's calls; a deadline ends the round when it passes (phase ``tool``).
+
+        A sync handler's worker thread cannot be stopped: it finishes its call
+        unobserved, and nothing it produces is recorded or published.
+        """
+        running = run_tool_round(
+            turn.tool_calls,
+            self._turn_scope(render, turn),
+            tools={tool.name: tool for tool in render.rendered.tools},
+            max_concurrency=self._settings.max_concurrency,
+            ledger=self._ledger,
+        )
+        left = time_left(self._deadline, self._settings.clock)
+        if left is None:
+            return await running
+        limit = asyncio.timeout(max(left, 0.0))
+        try:
+            async with limit:
+                return await running
+        except TimeoutError as exc:
+            if not limit.expired():
+                raise  # not the deadline's doing
+            assert self._deadline is not None
+            raise PromptEvaluationError(
+                f"deadline {self._deadline.isoformat()} passed during the tool calls of "
+                f"round {self._rounds} ({len(turn.tool_calls)} called)",
+                prompt_name=self._prompt.name,
+                phase="tool",
+            ) from exc
 
     def _turn_scope(self, render: _Render, turn: ModelTurn) -> ExecutionScope:
         return replace(
