@@ -57,12 +57,10 @@ async def execute_tool_calls(
     try:
         await _Batch(calls, scope, tools, max_concurrency, on_done).run()
     except BaseExceptionGroup as group:
-        # A task group reports a task's non-Exception ending as a group of one.
+        # The task group reports an interrupt (a BaseException) in a group of its own.
         carried = next((e for e in group.exceptions if isinstance(e, _Interrupted)), None)
         if carried is None:
             raise
-        raise carried.signal from None
-    except _Interrupted as carried:
         raise carried.signal from None
 
 
