@@ -10,6 +10,7 @@ the same calls. Documents are JSON produced elsewhere (serde). See
 from __future__ import annotations
 
 from weakincentives._exports import publish
+from weakincentives.store._postgres import PostgresStore
 from weakincentives.store._protocol import Store
 from weakincentives.store._records import (
     FORMAT_VERSION,
@@ -24,6 +25,7 @@ from weakincentives.store._records import (
     StoredEvent,
 )
 from weakincentives.store._sqlite import SQLiteStore
+from weakincentives.store._sync import SyncStore
 
 __all__ = [
     "FORMAT_VERSION",
@@ -33,11 +35,13 @@ __all__ = [
     "EvaluationStatus",
     "EvaluationSummary",
     "NewEvent",
+    "PostgresStore",
     "SQLiteStore",
     "SessionSummary",
     "Step",
     "Store",
     "StoredEvent",
+    "SyncStore",
 ]
 
 publish("weakincentives.store", globals(), __all__)
