@@ -69,6 +69,12 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 
 
 @pytest.fixture
+def postgres(postgres_server: PostgresServer) -> Backend:
+    """PostgreSQL alone, on a fresh schema, for what only PostgreSQL has."""
+    return Backend("postgres", fresh_schema(postgres_server))
+
+
+@pytest.fixture
 def store(backend: Backend, clock: FakeClock) -> Iterator[SyncStore]:
     """An open store on ``backend`` stamping rows with the test's clock."""
     with backend.sync(clock=clock) as opened:
