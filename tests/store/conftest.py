@@ -35,7 +35,7 @@ def fresh_schema(server: PostgresServer) -> str:
     """A new empty schema on ``server``; its conninfo puts a store's tables there."""
     schema = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(server.conninfo(), autocommit=True) as connection:
-        connection.execute(f"CREATE SCHEMA {schema}")  # type: ignore[arg-type]
+        connection.execute(f"CREATE SCHEMA {schema}")
     return server.conninfo(search_path=schema)
 
 

@@ -173,7 +173,7 @@ def test_racing_writers_of_one_step_all_get_the_same_result(backend: Backend) ->
             )
 
     steps = asyncio.run(scenario())
-    assert len({step.document for step in steps}) == 1  # type: ignore[misc]
+    assert len({step.document for step in steps}) == 1
     assert len({step.recorded_at for step in steps}) == 1
 
 

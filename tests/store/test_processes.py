@@ -103,7 +103,7 @@ def mark_writes(backend: Backend, table: str) -> None:
     """On PostgreSQL, have ``table``'s writes raise the notice the crash workers die on."""
     if backend.name == "postgres":
         with psycopg.connect(backend.location, autocommit=True) as raw:
-            raw.execute(_TRIGGER.format(notice=CRASH_NOTICE, table=table))  # type: ignore[arg-type]
+            raw.execute(_TRIGGER.format(notice=CRASH_NOTICE, table=table))
 
 
 def unfinished_wal_bytes(backend: Backend) -> int:

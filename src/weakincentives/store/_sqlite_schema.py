@@ -107,8 +107,6 @@ def migrate(
     """
     supported = len(migrations)
     found = _version(connection)
-    if found > supported:
-        raise SchemaVersionError(location=location, found=found, supported=supported)
     if found == supported:
         return found
     connection.execute("BEGIN IMMEDIATE")
