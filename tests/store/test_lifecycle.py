@@ -36,6 +36,33 @@ def test_a_closed_store_refuses_calls_and_closing_twice_is_fine(backend: Backend
     asyncio.run(scenario())
 
 
+def test_tasks_opening_a_store_at_once_share_one_connection(backend: Backend) -> None:
+    """Concurrent first calls open the database once; every task then sees one store."""
+
+    async def scenario() -> list[tuple[int, int]]:
+        store = backend.store()  # not opened: the first calls race to open it
+        try:
+            return list(await asyncio.gather(*(store.append("s", EVENT) for _ in range(3))))
+        finally:
+            await store.close()
+
+    assert sorted(asyncio.run(scenario())) == [(1, 1), (2, 2), (3, 3)]
+
+
+def test_a_store_never_opened_closes_quietly(backend: Backend) -> None:
+    """Closing a store that never connected touches no database and refuses later calls."""
+
+    async def scenario() -> None:
+        store = backend.store()
+        await store.close()
+        with pytest.raises(StoreUsageError, match=r"read: the store .* is closed"):
+            await store.read("s")
+
+    asyncio.run(scenario())
+    if backend.name == "sqlite":
+        assert not Path(backend.location).exists()
+
+
 def test_a_store_opens_on_first_use_and_open_is_idempotent(backend: Backend) -> None:
     """No explicit open is needed; opening again changes nothing."""
 

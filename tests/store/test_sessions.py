@@ -19,6 +19,13 @@ def events(*documents: JSONValue, type_name: str = "tests:Happened") -> list[New
     return [NewEvent(type_name=type_name, document=document) for document in documents]
 
 
+def nested(depth: int) -> JSONValue:
+    document: JSONValue = []
+    for _ in range(depth):
+        document = [document]
+    return document
+
+
 def test_append_numbers_events_from_one_without_gaps(store: SyncStore) -> None:
     """Each batch gets the next run of sequence numbers, returned as (first, last)."""
     assert store.append("s1", events(1, 2, 3)) == (1, 3)
@@ -161,8 +168,9 @@ def test_an_id_the_databases_cannot_keep_is_refused(
         ("\ud83d", "it holds a lone surrogate"),
         (10**5000, "Exceeds the limit"),
         ({(1, 2): "tuple key"}, "keys must be str, int, float, bool or None"),
+        (nested(100_000), "it is nested too deeply"),
     ],
-    ids=["nan", "set", "lone-surrogate", "huge-int", "tuple-key"],
+    ids=["nan", "set", "lone-surrogate", "huge-int", "tuple-key", "too-deep"],
 )
 def test_an_unstorable_document_refuses_the_whole_batch(
     store: SyncStore, document: object, reason: str

@@ -143,12 +143,13 @@ class PostgresStore(CheckedStore):
             await pool.close()
 
     async def _ready(self, operation: str) -> psycopg_pool.AsyncConnectionPool[Connection]:
-        if self._closed:
-            raise StoreUsageError(f"{operation}: the store {self._location} is closed")
         pool = self._pool
-        if pool is not None:
+        if pool is not None and not self._closed:
             return pool
         async with self._opening:
+            # Checked under the lock: a close that ran while this task waited wins.
+            if self._closed:
+                raise StoreUsageError(f"{operation}: the store {self._location} is closed")
             if self._pool is None:
                 self._pool = await self._open_pool(operation)
             return self._pool

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -49,7 +50,16 @@ class SQLiteStore(CheckedStore):
     writes and reads (keep the default unless pinning an older one).
     """
 
-    __slots__ = ("_busy_timeout", "_clock", "_closed", "_executor", "_format", "_ops", "_path")
+    __slots__ = (
+        "_busy_timeout",
+        "_clock",
+        "_closed",
+        "_executor",
+        "_format",
+        "_guard",
+        "_ops",
+        "_path",
+    )
 
     def __init__(
         self,
@@ -70,6 +80,7 @@ class SQLiteStore(CheckedStore):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wink-sqlite")
         self._ops: SQLiteOperations | None = None  # only ever touched on the worker thread
         self._closed = False
+        self._guard = threading.Lock()
 
     @property
     def path(self) -> str:
@@ -85,10 +96,11 @@ class SQLiteStore(CheckedStore):
 
     async def close(self) -> None:
         """Close the connection after the calls already started; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        done = self._executor.submit(self._close_on_worker)
+        with self._guard:
+            if self._closed:
+                return
+            self._closed = True
+            done = self._executor.submit(self._close_on_worker)
         self._executor.shutdown(wait=False)
         await asyncio.wrap_future(done)
 
@@ -98,12 +110,12 @@ class SQLiteStore(CheckedStore):
             self._ops = None
 
     async def _run[T](self, operation: str, work: Callable[[SQLiteOperations], T]) -> T:
-        if self._closed:
-            raise StoreUsageError(f"{operation}: the store {self._path} is closed")
-        try:
+        # The guard keeps a close from another thread (a SyncStore shared by threads)
+        # between the check and the submit, where the executor would refuse the work.
+        with self._guard:
+            if self._closed:
+                raise StoreUsageError(f"{operation}: the store {self._path} is closed")
             future = self._executor.submit(self._on_worker, operation, work)
-        except RuntimeError:  # closed by another thread between the check and the submit
-            raise StoreUsageError(f"{operation}: the store {self._path} is closed") from None
         return await asyncio.wrap_future(future)
 
     def _on_worker[T](self, operation: str, work: Callable[[SQLiteOperations], T]) -> T:

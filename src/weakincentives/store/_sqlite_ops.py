@@ -86,8 +86,7 @@ class SQLiteOperations:
             yield connection
             connection.execute("COMMIT")
         except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
+            connection.rollback()  # a no-op when the failure already ended the transaction
             raise
 
     # -- sessions ---------------------------------------------------------------------
