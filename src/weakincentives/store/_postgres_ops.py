@@ -4,7 +4,8 @@ Writes are explicit transactions on autocommit connections. An append first upse
 the session's row, ``last_seq = last_seq + n``: the row lock it takes makes concurrent
 appenders to the same session (from any process or machine) wait their turn until the
 first commits, and the primary key on ``(session_id, seq)`` is the backstop. Its events
-go in with one ``INSERT ... SELECT FROM unnest(...)``, a single round trip per batch.
+go in with one ``INSERT ... SELECT FROM unnest(...)`` in the same statement, so a batch
+costs one statement between ``BEGIN`` and ``COMMIT``.
 """
 
 from __future__ import annotations
@@ -53,17 +54,24 @@ __all__ = [
 type Connection = psycopg.AsyncConnection[Any]
 type Row = tuple[Any, ...]
 
+# One statement: the session row's upsert takes its row lock and yields the new last seq,
+# and the data-modifying CTE inserts the batch numbered up to it (such a CTE always runs
+# to completion, read or not).
 _APPEND = """
-INSERT INTO wink_sessions AS s (session_id, last_seq, created_at, updated_at)
-VALUES (%s, %s, %s, %s)
-ON CONFLICT (session_id) DO UPDATE
-SET last_seq = s.last_seq + excluded.last_seq, updated_at = excluded.updated_at
-RETURNING last_seq
-"""
-_INSERT_EVENTS = """
-INSERT INTO wink_events (session_id, seq, type_name, format_version, document, created_at)
-SELECT %s, %s + batch.ordinality - 1, batch.type_name, %s, batch.document::json, %s
-FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS batch (type_name, document, ordinality)
+WITH session AS (
+    INSERT INTO wink_sessions AS s (session_id, last_seq, created_at, updated_at)
+    VALUES (%(session_id)s, %(count)s, %(now)s, %(now)s)
+    ON CONFLICT (session_id) DO UPDATE
+    SET last_seq = s.last_seq + excluded.last_seq, updated_at = excluded.updated_at
+    RETURNING last_seq
+), inserted AS (
+    INSERT INTO wink_events (session_id, seq, type_name, format_version, document, created_at)
+    SELECT %(session_id)s, session.last_seq - %(count)s + batch.ordinality, batch.type_name,
+        %(format_version)s, batch.document::json, %(now)s
+    FROM session, unnest(%(type_names)s::text[], %(documents)s::text[])
+        WITH ORDINALITY AS batch (type_name, document, ordinality)
+)
+SELECT last_seq FROM session
 """
 _SAVE_CHECKPOINT = """
 INSERT INTO wink_checkpoints AS c
@@ -106,21 +114,21 @@ async def append(
     """Append encoded (type name, document) rows in one transaction."""
     count = len(rows)
     async with connection.transaction():
-        saved = await _row(connection, _APPEND, (session_id, count, now, now))
-        assert saved is not None  # an upsert with RETURNING always returns its row
-        last = int(saved[0])
-        first = last - count + 1
-        await connection.execute(
-            _INSERT_EVENTS,
-            (
-                session_id,
-                first,
-                format_version,
-                now,
-                [type_name for type_name, _ in rows],
-                [document for _, document in rows],
-            ),
+        cursor = await connection.execute(
+            _APPEND,
+            {
+                "session_id": session_id,
+                "count": count,
+                "now": now,
+                "format_version": format_version,
+                "type_names": [type_name for type_name, _ in rows],
+                "documents": [document for _, document in rows],
+            },
         )
+        saved = await cursor.fetchone()
+    assert saved is not None  # the upsert returns the session's row
+    last = int(saved[0])
+    first = last - count + 1
     return first, last
 
 
