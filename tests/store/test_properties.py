@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from tests.store.conftest import Backend
 from tests.strategies import stored_documents
 from weakincentives.serde import JSONValue
-from weakincentives.store import NewEvent
+from weakincentives.store import NewEvent, SyncStore
 
 
 def same(stored: JSONValue, original: JSONValue) -> bool:
@@ -39,3 +39,16 @@ def test_documents_round_trip_through_every_kind_of_row(backend: Backend) -> Non
             assert same(store.read_approvals(key)[0].arguments, document)
 
         round_trip()
+
+
+AWKWARD: JSONValue = {
+    "a\x00b": "\x00\x1f\u2028\U0001f600 é",
+    "numbers": [-0.0, 1e300, 5e-324, 2**64, -(10**40), 0.1],
+    "nested": [[[{"": None}]], True, False],
+}
+
+
+def test_awkward_json_comes_back_exactly(store: SyncStore) -> None:
+    """NUL and control characters, emoji, -0.0, 1e300, subnormals and wide ints survive."""
+    store.append("s", [NewEvent(type_name="tests:Doc", document=AWKWARD)])
+    assert same(store.read("s")[0].document, AWKWARD)
