@@ -29,8 +29,8 @@ from tests.adapters.test_openai_adapter import (
     WEATHER,
     trip_prompt,
 )
-from weakincentives.adapters import LoopSettings
-from weakincentives.adapters.anthropic import AnthropicAdapter
+from weakincentives.adapters import Adapter, LoopSettings
+from weakincentives.adapters.anthropic import AnthropicAdapter, AnthropicMessages
 from weakincentives.errors import (
     ConfigValidationError,
     PromptEvaluationError,
@@ -51,15 +51,21 @@ PROMPT_MESSAGE: dict[str, JSONValue] = {
 }
 
 
-def claude(loopback: OpenAILoopback, **kwargs: Any) -> AnthropicAdapter:
-    return AnthropicAdapter(
-        model="claude-test",
+def claude(
+    loopback: OpenAILoopback, *, settings: LoopSettings | None = None, **kwargs: Any
+) -> Adapter[AnthropicMessages]:
+    model = "claude-test"
+    if "client" in kwargs:
+        return Adapter(AnthropicMessages(model=model, **kwargs), settings=settings)
+    provider = AnthropicMessages(
+        model=model,
         base_url=root_url(loopback),
         api_key="test-key",
         max_retries=0,
         timeout=10.0,
         **kwargs,
     )
+    return Adapter(provider, settings=settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +127,7 @@ class TestRequests:
         openai_loopback.reply(ok(calls), ok(message(text("No rooms, but sunny."))))
         response = claude(openai_loopback).evaluate(trip_prompt((WEATHER, HOTEL)), TRIP)
         assert response.text == "No rooms, but sunny."
-        assert [e.result.success for e in response.tool_calls] == [True, False]
+        assert [e.result.success for e in response.tool_executions] == [True, False]
         second = openai_loopback.bodies[1]["messages"]
         assert second[0] == PROMPT_MESSAGE
         assert second[1] == {"role": "assistant", "content": calls["content"]}
@@ -448,9 +454,9 @@ class TestConfiguration:
     def test_properties_describe_the_adapter(self) -> None:
         """Name, model, client and the default codecs."""
         adapter = AnthropicAdapter(model="claude-x", api_key="k", base_url="http://h")
-        assert (adapter.name, adapter.model) == ("anthropic", "claude-x")
-        assert sorted(adapter.hosted_tool_codecs) == ["code_interpreter", "web_search"]
-        assert isinstance(adapter.client, anthropic.Anthropic)
+        assert (adapter.name, adapter.provider.model) == ("anthropic", "claude-x")
+        assert sorted(adapter.provider.hosted_tool_codecs) == ["code_interpreter", "web_search"]
+        assert isinstance(adapter.provider.sdk_client, anthropic.Anthropic)
 
     def test_request_options_the_adapter_owns_are_refused(self) -> None:
         """Reserved and wrongly typed options are named together."""
@@ -463,9 +469,9 @@ class TestConfiguration:
 
     def test_bad_arguments_are_refused(self) -> None:
         """Blank model, unknown output format and foreign clients are configuration errors."""
-        with pytest.raises(ConfigValidationError, match="AnthropicAdapter model"):
+        with pytest.raises(ConfigValidationError, match="AnthropicMessages model"):
             AnthropicAdapter(model="", api_key="k")
-        with pytest.raises(ConfigValidationError, match="'json_schema' or 'prompt'"):
+        with pytest.raises(ConfigValidationError, match="'json_schema', 'prompt'"):
             AnthropicAdapter(model="m", api_key="k", output_format="xml")  # type: ignore[arg-type]  # the wrong value is the point
         with pytest.raises(ConfigValidationError, match=r"anthropic\.Anthropic or"):
             AnthropicAdapter(model="m", client=object())  # type: ignore[arg-type]  # the wrong type is the point

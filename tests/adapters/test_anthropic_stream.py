@@ -70,7 +70,7 @@ class TestStreamedReplies:
         calls = message(text("Checking."), tool_use("toolu_1", "get_weather", {"city": "Lisbon"}))
         openai_loopback.reply(events(*streamed(calls)), events(*streamed(message(text("Sunny.")))))
         response = claude(openai_loopback, stream=True).evaluate(trip_prompt((WEATHER,)), TRIP)
-        (execution,) = response.tool_calls
+        (execution,) = response.tool_executions
         assert execution.call.arguments == '{"city": "Lisbon"}'
         replayed = openai_loopback.bodies[1]["messages"][1]
         assert replayed == {"role": "assistant", "content": calls["content"]}

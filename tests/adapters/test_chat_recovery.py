@@ -103,7 +103,7 @@ class TestRecoveryInTheLoop:
         adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == "Sunny in Lisbon."
-        (execution,) = response.tool_calls
+        (execution,) = response.tool_executions
         assert execution.call.call_id == "text_call_1_1"
         assert execution.result.success is True
         messages = openai_loopback.bodies[1]["messages"]
@@ -140,4 +140,4 @@ class TestRecoveryInTheLoop:
         openai_loopback.reply(ok(completion(written)))
         response = chat_adapter(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == written
-        assert response.tool_calls == ()
+        assert response.tool_executions == ()

@@ -87,7 +87,7 @@ class TestStreamedReplies:
         response = chat_adapter(openai_loopback, stream=True).evaluate(
             trip_prompt((WEATHER,)), TRIP
         )
-        assert [(e.call.call_id, e.call.arguments) for e in response.tool_calls] == [
+        assert [(e.call.call_id, e.call.arguments) for e in response.tool_executions] == [
             ("call_a", '{"city":"Lisbon"}'),
             ("call_b", '{"city":"Porto"}'),
         ]
