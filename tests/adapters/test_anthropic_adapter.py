@@ -325,6 +325,43 @@ class TestReplies:
         assert continued[-1] == {"role": "assistant", "content": paused["content"]}
         assert len(continued) == 2
 
+    def test_a_paused_turn_keeps_its_code_execution_container(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """The continuation names the container the paused part ran code in, so the files
+        it wrote are still there when the turn goes on."""
+        container: dict[str, JSONValue] = {
+            "id": "container_011CZ",
+            "expires_at": "2026-01-01T00:05:00Z",
+        }
+        paused = message(
+            text("Running. "),
+            server_tool_use("srvtoolu_1", "code_execution", {"code": "open('a','w')"}),
+            stop_reason="pause_turn",
+            container=container,
+        )
+        openai_loopback.reply(ok(paused), ok(message(text("Done."))))
+        prompt = Prompt(
+            ns="claude",
+            key="code",
+            sections=[
+                MarkdownSection(
+                    title="T",
+                    template="Go.",
+                    hosted_tools=(
+                        code_interpreter_tool(
+                            CodeInterpreterConfig(allowed_languages=("python", "bash"))
+                        ),
+                    ),
+                )
+            ],
+        )
+        response = claude(openai_loopback).evaluate(prompt)
+        assert response.text == "Running. Done."
+        first, continued = openai_loopback.bodies
+        assert "container" not in first
+        assert continued["container"] == "container_011CZ"
+
     def test_a_turn_paused_too_often_is_an_error(self, openai_loopback: OpenAILoopback) -> None:
         """After the continuation limit the evaluation fails instead of looping forever."""
         paused = message(text("."), stop_reason="pause_turn")
