@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.anthropic_bodies import root_url
+from tests.adapters.anthropic.bodies import root_url
 from tests.adapters.conftest import OpenAILoopback, load_response, ok
-from tests.adapters.test_openai_adapter import TRIP, trip_prompt
+from tests.adapters.openai.test_responses import TRIP, trip_prompt
 from weakincentives.adapters import (
     Adapter,
     LoopSettings,

@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.adapters import anthropic_bodies as claude
-from tests.adapters.chat_bodies import chat_call, completion
+from tests.adapters.anthropic import bodies as claude
 from tests.adapters.conftest import OpenAILoopback, ok, response_body
+from tests.adapters.openai.chat_bodies import chat_call, completion
 from weakincentives.adapters import (
     AssistantMessage,
     Attempt,

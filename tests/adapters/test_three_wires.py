@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pytest
 
 from tests.adapters.conftest import HANG, OpenAILoopback, Reply
-from tests.adapters.test_openai_adapter import (
+from tests.adapters.openai.test_responses import (
     CURRENCY,
     HOTEL,
     LISBON_OUTPUT,

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 import pytest
 
-from tests.adapters import anthropic_bodies as claude
-from tests.adapters import chat_bodies as chat
+from tests.adapters.anthropic import bodies as claude
 from tests.adapters.conftest import OpenAILoopback, Reply, ok, response_body
+from tests.adapters.openai import chat_bodies as chat
 from weakincentives.adapters import Adapter
 from weakincentives.adapters.anthropic import AnthropicMessages
 from weakincentives.adapters.openai import ChatCompletions, OpenAIResponses

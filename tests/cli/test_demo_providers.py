@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from tests.adapters.anthropic_bodies import message, root_url, text
-from tests.adapters.chat_bodies import completion
+from tests.adapters.anthropic.bodies import message, root_url, text
 from tests.adapters.conftest import OpenAILoopback, ok
+from tests.adapters.openai.chat_bodies import completion
 from weakincentives._cli import main
 from weakincentives._cli._demo import DemoOptions, build_adapter
 from weakincentives.adapters.anthropic import AnthropicMessages

@@ -13,7 +13,7 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sdk_errors import _jsonable
 from weakincentives.adapters.openai import (
     OpenAIAdapter,

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.chat_bodies import chat_call, chat_usage, completion
 from tests.adapters.conftest import OpenAILoopback, ok
-from tests.adapters.test_openai_adapter import (
+from tests.adapters.openai.chat_bodies import chat_call, chat_usage, completion
+from tests.adapters.openai.test_responses import (
     CURRENCY,
     HOTEL,
     LISBON_OUTPUT,

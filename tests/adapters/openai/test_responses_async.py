@@ -24,7 +24,7 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from weakincentives.adapters import Adapter, LoopSettings, PromptResponse
 from weakincentives.adapters.openai import OpenAIAdapter, OpenAIResponses
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.chat_bodies import completion
 from tests.adapters.conftest import OpenAILoopback, ok
-from tests.adapters.test_chat_adapter import chat_adapter
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.chat_bodies import completion
+from tests.adapters.openai.test_chat import chat_adapter
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from weakincentives.adapters.openai._chat_recovery import recover_text_calls
 
 pytest.importorskip("openai")

@@ -1,7 +1,7 @@
 """The Anthropic adapter over real HTTP: requests it sends and how it reads replies.
 
 The official ``anthropic`` SDK talks to the loopback server, which plays Messages API
-bodies built by ``anthropic_bodies`` in the shapes the SDK's types document.
+bodies built by ``tests.adapters.anthropic.bodies`` in the shapes the SDK's types document.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.anthropic_bodies import (
+from tests.adapters.anthropic.bodies import (
     message,
     root_url,
     server_tool_use,
@@ -21,7 +21,7 @@ from tests.adapters.anthropic_bodies import (
     usage,
 )
 from tests.adapters.conftest import OpenAILoopback, ok
-from tests.adapters.test_openai_adapter import (
+from tests.adapters.openai.test_responses import (
     CURRENCY,
     HOTEL,
     LISBON_OUTPUT,
