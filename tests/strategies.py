@@ -12,6 +12,9 @@
   generated dataclass instances are valid inputs for ``dump``.
 - ``field_types()`` and ``dataclass_types()``: random type hints and dataclass
   types built with ``make_dataclass`` from them.
+- ``typed_values()``: values ``dump_typed`` stores with their types: scalars, dates,
+  times, UUIDs, Decimals, enums, paths, lists, tuples, sets, frozensets, dicts with
+  str or other keys, read-only mappings, and (through ``wrap``) dataclass instances.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import itertools
 import json
 import types
 import typing
-from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime, time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from enum import Enum, IntEnum, StrEnum
 from pathlib import PurePath, PurePosixPath
-from types import GenericAlias
+from types import GenericAlias, MappingProxyType
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 from uuid import UUID
 
@@ -41,6 +44,7 @@ __all__ = [
     "hostile_json_values",
     "json_values",
     "trapped_json_texts",
+    "typed_values",
     "values_of",
 ]
 
@@ -326,3 +330,52 @@ def dataclass_types(draw: st.DrawFn) -> type:
     frozen = draw(st.booleans())
     specs: list[tuple[str, object]] = [(f"f{index}", hint) for index, hint in enumerate(hints)]
     return dataclasses.make_dataclass(f"Generated{next(_names)}", specs, frozen=frozen)
+
+
+def _zones() -> Strategy:
+    offsets = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
+        lambda minutes: timezone(timedelta(minutes=minutes))
+    )
+    return st.none() | st.just(UTC) | offsets
+
+
+def _typed_leaves() -> Strategy:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=6),
+        st.datetimes(timezones=_zones()),
+        st.dates(),
+        st.times(),
+        st.uuids(),
+        st.decimals(allow_nan=False, allow_infinity=False),
+        st.sampled_from(list(Color) + list(Priority)),
+        st.builds(PurePosixPath, st.text(alphabet="ab/.", max_size=6)),
+    )
+
+
+def _hashables() -> Strategy:
+    scalars = st.integers() | st.text(max_size=4) | st.sampled_from(list(Color)) | st.dates()
+    return scalars | st.tuples(scalars, scalars)
+
+
+def typed_values(wrap: Callable[[Strategy], Strategy] | None = None) -> Strategy:
+    """Values of every kind typed values keep apart; ``wrap`` adds dataclasses around them."""
+
+    def extend(inner: Strategy) -> Strategy:
+        options = [
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(tuple),
+            st.frozensets(_hashables(), max_size=3),
+            st.sets(_hashables(), max_size=3),
+            st.dictionaries(st.text(max_size=4), inner, max_size=3),
+            st.dictionaries(_hashables(), inner, max_size=3),
+            st.dictionaries(st.text(max_size=4), inner, max_size=3).map(MappingProxyType),
+        ]
+        if wrap is not None:
+            options.append(wrap(inner))
+        return st.one_of(*options)
+
+    return st.recursive(_typed_leaves(), extend, max_leaves=8)
