@@ -75,6 +75,8 @@ _PRIMARY: dict[type[object], str] = {}
 """Each registered class -> the name it is written under."""
 _CHECKED: dict[type[object], str] = {}
 """Classes whose default name was checked to lead back to them."""
+_FOUND: dict[str, type[object]] = {}
+"""Default names already resolved by importing (cleared whenever a class is registered)."""
 _LOCK = threading.Lock()
 
 
@@ -148,6 +150,7 @@ def _register(name: str, cls: type[object], aliases: tuple[str, ...]) -> None:
         for each in (name, *aliases):
             _BY_NAME[each] = cls
         _CHECKED.pop(cls, None)
+        _FOUND.clear()
 
 
 def _check_free(name: str, cls: type[object]) -> None:
@@ -206,7 +209,7 @@ def type_name(cls: type[object]) -> str:
 
 def resolve_type(name: str) -> type[object]:
     """The class ``name`` stands for; raises :class:`_UnresolvedError` saying why not."""
-    found = _BY_NAME.get(name) or BUILTIN_NAMES.get(name)
+    found = _BY_NAME.get(name) or BUILTIN_NAMES.get(name) or _FOUND.get(name)
     if found is not None:
         return found
     module_name, colon, qualname = name.partition(":")
@@ -235,6 +238,7 @@ def resolve_type(name: str) -> type[object]:
             f"{clip(walked, 200)} is {_kind(value)}, not a dataclass, enum or value type "
             "serde can load"
         )
+    _FOUND[name] = value
     return value
 
 

@@ -45,7 +45,7 @@ from weakincentives.serde._typed_codecs import (
     finite,
     recorded_exception,
 )
-from weakincentives.serde._typed_reflect import codec_for, plan_of
+from weakincentives.serde._typed_reflect import Plan, codec_for, plan_of
 
 __all__ = ["decode_value", "dump_typed", "encode_value", "parse_typed"]
 
@@ -78,6 +78,7 @@ class _Tagger:
     def __init__(self) -> None:
         self._writers: dict[type[object], _Writer] = {}
         self._readers: dict[str, _Reader] = {}
+        self._plans: dict[type[object], Plan] = {}
 
     # -- open positions ------------------------------------------------------------------
 
@@ -227,8 +228,11 @@ class _Tagger:
         reader = self._reader(name)
         if reader is None:
             cls = _RESOLVER.resolve(name)
-            if dataclasses.is_dataclass(cls):
-                return plan_of(cls, self, _RESOLVER).decode(data)
+            plan = self._plans.get(cls)
+            if plan is None and dataclasses.is_dataclass(cls):
+                plan = self._plans.setdefault(cls, plan_of(cls, self, _RESOLVER))
+            if plan is not None:
+                return plan.decode(data)
             reader = self._class_reader(cls)
         if data.keys() != {TYPE_KEY, VALUE_KEY}:
             extra = sorted(set(data) - {TYPE_KEY, VALUE_KEY})
