@@ -354,6 +354,16 @@ class TestRefusedValues:
             dump_typed(Record(name="r", payload=[1, Box(item=_handler)]), Record)
         assert (caught.value.dataclass_type, caught.value.field_name) == (Box, "item")
 
+    @pytest.mark.parametrize(
+        ("mapping", "path"),
+        [({("a",): _handler}, r"\$\[0\]\[1\]"), ({_handler: 1}, r"\$\[0\]\[0\]")],
+        ids=["value", "key"],
+    )
+    def test_pairs_name_the_key_or_the_value(self, mapping: object, path: str) -> None:
+        """In a mapping written as pairs, the path says whether the key or the value failed."""
+        with pytest.raises(SchemaError, match=rf"cannot dump a value of type function at {path}$"):
+            dump_typed(mapping, dict[tuple[str, ...], object])
+
     def test_plain_object(self) -> None:
         """An instance of a plain class is refused by its class name."""
         with pytest.raises(SchemaError, match=r"cannot dump a value of type Opaque at \$\.k$"):

@@ -643,11 +643,19 @@ def encode_pairs(
     pairs: list[JSONValue] = []
     for index, (key, item) in enumerate(value.items()):
         try:
-            pairs.append([encode_key(key), encode_value(item)])
+            pairs.append([_encode_at(encode_key, key, 0), _encode_at(encode_value, item, 1)])
         except _UnwritableError as error:
             error.segments.append(index_segment(index))
             raise
     return pairs
+
+
+def _encode_at(encode: Callable[[object], JSONValue], value: object, position: int) -> JSONValue:
+    try:
+        return encode(value)
+    except _UnwritableError as error:
+        error.segments.append(index_segment(position))
+        raise
 
 
 def decode_pairs(
