@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.runtime.test_stored_events import EVENTS
 from tests.serde.typed_models import assert_identical
+from tests.strategies import recorded_events
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.errors import ParseError, SchemaError, UnknownTypeError
 from weakincentives.prompt import MarkdownSection, Prompt, ToolContext, ToolResult, tool
@@ -186,8 +186,10 @@ class TestSnapshotDocuments:
 
 
 @given(
-    st.lists(EVENTS, max_size=6),
-    st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True), EVENTS, max_size=2),
+    st.lists(recorded_events(), max_size=6),
+    st.dictionaries(
+        st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True), recorded_events(), max_size=2
+    ),
 )
 def test_any_recorded_state_round_trips(events: list[object], stored: dict[str, object]) -> None:
     """Whatever a session recorded (any events, any storage) loads back equal."""

@@ -11,31 +11,19 @@ from uuid import UUID
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
-from tests.serde.typed_models import Box, Record, assert_identical
-from tests.strategies import json_values, typed_values
-from weakincentives.discovery import (
-    DiscoveryCalled,
-    DiscoveryExpanded,
-    DiscoveryFailed,
-    DiscoverySearched,
-)
+from tests.serde.typed_models import Record, assert_identical
+from tests.strategies import recorded_events
 from weakincentives.errors import DocumentError, RecordedError
 from weakincentives.prompt import SectionVisibility, ToolResult
 from weakincentives.runtime import (
     EVENT_DOCUMENT,
-    OutputRejected,
-    PromptExecuted,
-    PromptFailed,
     PromptRendered,
     SessionSnapshot,
     TextDelta,
-    TokenUsage,
     ToolInvoked,
 )
 from weakincentives.serde import dump_document, dump_typed, load_document
-from weakincentives.tools import CodeInterpreterResult, WebSearchResult
 
 WHEN = datetime(2026, 2, 3, 4, 5, 6, tzinfo=UTC)
 SESSION = UUID("00000000-0000-0000-0000-00000000abcd")
@@ -47,15 +35,6 @@ class SearchParams:
 
     query: str
     limit: int = 10
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OrderShipped:
-    """A user's own event, with an open payload."""
-
-    order_id: str
-    carrier: str | None = None
-    details: object = None
 
 
 def _invoked(**changes: Any) -> ToolInvoked:
@@ -161,101 +140,7 @@ class TestForms:
             SessionSnapshot.from_json(text)
 
 
-_text = st.text(max_size=8)
-_times = st.datetimes(timezones=st.none() | st.just(UTC))
-_sessions = st.none() | st.uuids()
-_counts = st.integers(min_value=0, max_value=10**9)
-_usage = st.builds(
-    TokenUsage,
-    input_tokens=_counts,
-    output_tokens=_counts,
-    cached_input_tokens=_counts,
-    reasoning_tokens=_counts,
-    cache_write_tokens=_counts,
-)
-
-
-def _wrapped(inner: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
-    return st.builds(Box, item=inner) | st.builds(Record, name=_text, payload=inner)
-
-
-_payloads = typed_values(_wrapped)
-_paths = st.lists(_text, max_size=3).map(tuple)
-_results = st.builds(
-    ToolResult,
-    message=_text,
-    value=_payloads,
-    success=st.booleans(),
-    exclude_value_from_context=st.booleans(),
-)
-_exceptions = st.none() | st.builds(ValueError, _text) | st.builds(KeyError, _text)
-
-EVENTS: st.SearchStrategy[object] = st.one_of(
-    st.builds(
-        PromptRendered,
-        evaluation_id=_text,
-        prompt_ns=_text,
-        prompt_key=_text,
-        prompt_name=_text,
-        adapter=_text,
-        session_id=_sessions,
-        text=st.text(),
-        tool_names=st.lists(_text, max_size=3).map(tuple),
-        hosted_tool_names=st.lists(_text, max_size=2).map(tuple),
-        visibility=st.dictionaries(_paths, st.sampled_from(SectionVisibility), max_size=3).map(
-            MappingProxyType
-        ),
-        created_at=_times,
-    ),
-    st.builds(
-        ToolInvoked,
-        evaluation_id=_text,
-        prompt_name=_text,
-        adapter=_text,
-        session_id=_sessions,
-        name=_text,
-        call_id=_text,
-        arguments=json_values(),
-        params=st.none() | st.builds(SearchParams, query=_text, limit=st.integers()),
-        result=_results,
-        rendered_output=_text,
-        started_at=_times,
-        finished_at=_times,
-        telemetry=st.dictionaries(_text, json_values(), max_size=2).map(MappingProxyType),
-        exception=_exceptions,
-    ),
-    st.builds(
-        PromptExecuted,
-        evaluation_id=_text,
-        prompt_name=_text,
-        adapter=_text,
-        session_id=_sessions,
-        text=_text,
-        output=_payloads,
-        tool_calls=_counts,
-        rounds=_counts,
-        halted=st.booleans(),
-        usage=_usage,
-        started_at=_times,
-        finished_at=_times,
-        model=st.none() | _text,
-    ),
-    st.builds(
-        PromptFailed, usage=_usage, session_id=_sessions, started_at=_times, failed_at=_times
-    ),
-    st.builds(TextDelta, text=st.text()),
-    st.builds(OutputRejected),
-    st.builds(DiscoverySearched, path=_paths, node_paths=st.lists(_paths, max_size=2).map(tuple)),
-    st.builds(DiscoveryExpanded),
-    st.builds(
-        DiscoveryCalled,
-        arguments=st.dictionaries(_text, json_values(), max_size=2).map(MappingProxyType),
-    ),
-    st.builds(DiscoveryFailed, path=st.none() | _paths),
-    st.builds(OrderShipped, order_id=_text, carrier=st.none() | _text, details=_payloads),
-    st.builds(WebSearchResult),
-    st.builds(CodeInterpreterResult),
-)
+EVENTS = recorded_events()
 
 
 def _recorded_exception_matches(original: object, loaded: object) -> None:
