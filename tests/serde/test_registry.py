@@ -187,6 +187,21 @@ class TestDefaultNames:
         finally:
             del sys.modules[module.__name__]
 
+    def test_a_class_defined_again_is_found_as_it_is_now(self) -> None:
+        """After a module's class is defined again (a reload, a notebook cell run twice),
+        its name loads the new class, and the new class can be written."""
+        module = types.ModuleType("tests_registry_redefined")
+        sys.modules[module.__name__] = module
+        try:
+            for _ in range(2):
+                cls = make_dataclass("Again", [("x", int)], frozen=True, module=module.__name__)
+                module.Again = cls  # type: ignore[attr-defined]
+                written = dump_typed(cls(x=1))
+                assert written == {"$type": "tests_registry_redefined:Again", "x": 1}
+                assert type(parse_typed(object, written)) is cls
+        finally:
+            del sys.modules[module.__name__]
+
     def test_shadowed_class_is_refused(self) -> None:
         """A class whose module attribute now holds something else cannot be written."""
         cls = _fresh_class("Shadowed")

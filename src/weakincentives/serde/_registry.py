@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time
@@ -75,8 +76,9 @@ _PRIMARY: dict[type[object], str] = {}
 """Each registered class -> the name it is written under."""
 _CHECKED: dict[type[object], str] = {}
 """Classes whose default name was checked to lead back to them."""
-_FOUND: dict[str, type[object]] = {}
-"""Default names already resolved by importing (cleared whenever a class is registered)."""
+_SPLIT: dict[str, tuple[str, tuple[str, ...]]] = {}
+"""Well-formed ``module:qualname`` names, parsed (names come from stored data: bounded)."""
+_SPLIT_LIMIT = 10_000
 _LOCK = threading.Lock()
 
 
@@ -150,7 +152,6 @@ def _register(name: str, cls: type[object], aliases: tuple[str, ...]) -> None:
         for each in (name, *aliases):
             _BY_NAME[each] = cls
         _CHECKED.pop(cls, None)
-        _FOUND.clear()
 
 
 def _check_free(name: str, cls: type[object]) -> None:
@@ -209,23 +210,25 @@ def type_name(cls: type[object]) -> str:
 
 def resolve_type(name: str) -> type[object]:
     """The class ``name`` stands for; raises :class:`_UnresolvedError` saying why not."""
-    found = _BY_NAME.get(name) or BUILTIN_NAMES.get(name) or _FOUND.get(name)
+    found = _BY_NAME.get(name) or BUILTIN_NAMES.get(name)
     if found is not None:
         return found
-    module_name, colon, qualname = name.partition(":")
-    if not colon or not _dotted(module_name) or not _dotted(qualname):
-        raise _UnresolvedError(
-            "it is neither a registered name nor of the form module:qualname "
-            "(register the class with register_type)"
-        )
-    try:
-        value: object = importlib.import_module(module_name)
-    except ImportError as error:
-        raise _UnresolvedError(
-            f"module {clip(module_name, 200)} cannot be imported ({clip(str(error), 200)})"
-        ) from None
+    split = _SPLIT.get(name)
+    if split is None:
+        split = _split(name)
+    module_name, parts = split
+    # Looked up afresh every time (only the parsing is cached), so a module that was
+    # reloaded or a class defined again is found as it is now.
+    value: object = sys.modules.get(module_name)
+    if value is None:
+        try:
+            value = importlib.import_module(module_name)
+        except ImportError as error:
+            raise _UnresolvedError(
+                f"module {clip(module_name, 200)} cannot be imported ({clip(str(error), 200)})"
+            ) from None
     walked = module_name
-    for part in qualname.split("."):
+    for part in parts:
         if not hasattr(value, part):
             raise _UnresolvedError(
                 f"{clip(walked, 200)} has no attribute {quote(part)}; if the class moved or was "
@@ -238,8 +241,21 @@ def resolve_type(name: str) -> type[object]:
             f"{clip(walked, 200)} is {_kind(value)}, not a dataclass, enum or value type "
             "serde can load"
         )
-    _FOUND[name] = value
     return value
+
+
+def _split(name: str) -> tuple[str, tuple[str, ...]]:
+    """``module:qualname`` as (module, qualname parts), checked once per name and cached."""
+    module_name, colon, qualname = name.partition(":")
+    if not colon or not _dotted(module_name) or not _dotted(qualname):
+        raise _UnresolvedError(
+            "it is neither a registered name nor of the form module:qualname "
+            "(register the class with register_type)"
+        )
+    split = (module_name, tuple(qualname.split(".")))
+    if len(_SPLIT) < _SPLIT_LIMIT:
+        _SPLIT[name] = split
+    return split
 
 
 def loadable(cls: type[object]) -> bool:
