@@ -12,7 +12,7 @@ import pytest
 
 from tests.serde.typed_models import Box, Inner, assert_identical
 from weakincentives.errors import SchemaError, UnknownTypeError
-from weakincentives.serde import dump_typed, parse_typed, register_type
+from weakincentives.serde import _registry, dump_typed, parse_typed, register_type
 
 _names = itertools.count()
 
@@ -271,6 +271,14 @@ class TestResolution:
         with pytest.raises(UnknownTypeError, match=reason) as caught:
             parse_typed(object, {"$type": name, "value": 1})
         assert (caught.value.type_name, caught.value.path) == (name, "$")
+
+    def test_the_parse_cache_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Names come from stored data, so only so many parsed names are kept."""
+        name = "tests.serde.typed_models:Inner"
+        monkeypatch.delitem(_registry._SPLIT, name, raising=False)
+        monkeypatch.setattr(_registry, "_SPLIT_LIMIT", len(_registry._SPLIT))
+        assert parse_typed(type, name) is Inner
+        assert name not in _registry._SPLIT
 
     def test_full_names_of_value_types_load(self) -> None:
         """A built-in value type named by module:qualname reads like its short name."""

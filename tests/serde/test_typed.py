@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from pathlib import PurePosixPath
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NewType
 from uuid import UUID
 
 import pytest
 
 from tests.serde.helpers import at
 from tests.serde.typed_models import (
+    Bounded,
     Box,
+    Derived,
     Flavor,
     Inner,
     Level,
+    ListBox,
     Mood,
+    MyPath,
     Node,
     Opaque,
     Record,
@@ -195,6 +200,87 @@ class TestOpenPositions:
         assert_identical(_round_trip(changed, Wide), changed)
 
 
+type Pair[T] = tuple[T, T]
+UserKey = NewType("UserKey", str)
+
+
+class TestDeclaredForms:
+    """Less common declared types: each writes the plain form and reads it back."""
+
+    @pytest.mark.parametrize(
+        ("hint", "value", "written"),
+        [
+            (Annotated[int, {"ge": 0}], 5, 5),
+            (UserKey, UserKey("k"), "k"),
+            (list, [1, (2,)], [1, {"$type": "tuple", "value": [2]}]),
+            (tuple, (1, "a"), [1, "a"]),
+            (frozenset, frozenset({2, 1}), [1, 2]),
+            (dict, {"a": (1,)}, {"a": {"$type": "tuple", "value": [1]}}),
+            (dict, {1: "a"}, {"$type": "dict", "value": [[1, "a"]]}),
+            (Pair[int], (1, 2), [1, 2]),
+            (dict[Literal["a", "b"], int], {"a": 1}, {"a": 1}),
+            (dict[Flavor, int], {Flavor.SWEET: 1}, {"sweet": 1}),
+            (Callable[[], None], 5, 5),
+            (None, None, None),
+            (Opaque, (1,), {"$type": "tuple", "value": [1]}),
+            (ListBox[int], ListBox(box=Box(item=[1])), {"box": {"item": [1], "note": ""}}),
+            (Bounded, Bounded(item=Inner(a=1)), {"item": {"a": 1, "tags": []}}),
+            (Derived, Derived(base=2), {"base": 2}),
+            (MyPath, MyPath("a/b"), "a/b"),
+            (object, MyPath("a/b"), {"$type": "tests.serde.typed_models:MyPath", "value": "a/b"}),
+        ],
+        ids=lambda case: repr(case)[:40],
+    )
+    def test_form_and_round_trip(self, hint: Any, value: object, written: object) -> None:
+        """The written form, and the identical value read back from it."""
+        assert dump_typed(value, hint) == written
+        assert_identical(parse_typed(hint, json.loads(json.dumps(written))), value)
+
+    def test_derived_fields_are_computed_again(self) -> None:
+        """An init=False field is not written; __post_init__ computes it on loading."""
+        assert parse_typed(Derived, {"base": 4}).double == 8
+
+
+class TestFallbacks:
+    """A value of another class than declared is tagged in every declared form."""
+
+    @pytest.mark.parametrize(
+        ("hint", "value"),
+        [
+            (float, "x"),
+            (datetime, date(2026, 1, 1)),
+            (Flavor, "sweet"),
+            (Literal["a", "b"], 5),
+            (type, 5),
+            (BaseException, "oops"),
+            (tuple[int, str], (1, "a", 2)),
+            (dict[str, int], [1]),
+            (dict[int, str], {"a": "b"}),
+            (dict[Flavor, int], {Flavor.SWEET: 1, "x": 2}),
+            (dict[tuple[str, ...], int], 5),
+            (list[int], (1,)),
+            (Inner, Box(item=1)),
+        ],
+        ids=lambda case: repr(case)[:40],
+    )
+    def test_tagged_and_loaded_as_itself(self, hint: Any, value: object) -> None:
+        """The value is written with its type name and loads as itself (below the root,
+        where the declared type is not checked; a root must be what was asked for)."""
+        written = dump_typed([value], list[hint])
+        assert isinstance(written, list)
+        assert isinstance(written[0], dict)
+        assert "$type" in written[0]
+        loaded = parse_typed(list[hint], json.loads(json.dumps(written)))
+        assert_identical(loaded, [value])
+
+    def test_an_unwritable_key_tags_the_mapping_and_names_the_key(self) -> None:
+        """A key a named-key mapping cannot write makes it pairs; a function key is refused."""
+        with pytest.raises(
+            SchemaError, match=r"cannot dump a value of type function at \$\.value\[0\]\[0\]$"
+        ):
+            dump_typed({_handler: 1}, dict[Flavor, int])
+
+
 class TestDeclaredTypeMismatch:
     """A value of another class than declared is tagged, so it still loads as itself."""
 
@@ -363,6 +449,24 @@ class TestRefusedValues:
         """In a mapping written as pairs, the path says whether the key or the value failed."""
         with pytest.raises(SchemaError, match=rf"cannot dump a value of type function at {path}$"):
             dump_typed(mapping, dict[tuple[str, ...], object])
+
+    @pytest.mark.parametrize(
+        ("value", "hint", "path"),
+        [
+            ({"k": Opaque()}, object, r"\$\.k"),
+            (MappingProxyType({"k": Opaque()}), object, r"\$\.value\.k"),
+            ({1: Opaque()}, object, r"\$\.value\[0\]\[1\]"),
+            ((1, Opaque()), object, r"\$\.value\[1\]"),
+            (frozenset({Opaque()}), object, r"\$\.value\[0\]"),
+            ((1, Opaque()), tuple[int, object], r"\$\[1\]"),
+            ([Opaque()], list[object], r"\$\[0\]"),
+        ],
+        ids=["dict", "mapping", "pairs", "tuple", "frozenset", "fixed tuple", "list"],
+    )
+    def test_containers_name_the_item(self, value: object, hint: Any, path: str) -> None:
+        """Wherever a value sits, the path leads to it."""
+        with pytest.raises(SchemaError, match=rf"cannot dump a value of type Opaque at {path}$"):
+            dump_typed(value, hint)
 
     def test_plain_object(self) -> None:
         """An instance of a plain class is refused by its class name."""
@@ -538,6 +642,18 @@ class TestParseErrors:
                 {"$type": "pure_posix_path", "value": 1},
                 r"expected a path string, got integer 1 at \$\.value",
             ),
+            (
+                {"$type": "tests.serde.typed_models:MyPath", "value": 1},
+                r"expected a path string, got integer 1 at \$\.value",
+            ),
+            (
+                {"$type": "float", "value": 10**400},
+                r"expected a number, got integer with 401 digits at \$\.value",
+            ),
+            (
+                {"k": {"$type": 3}},
+                r"expected a type name \(string\), got integer 3 at \$\.k\['\$type'\]",
+            ),
         ],
     )
     def test_bad_tagged_values(self, data: object, message: str) -> None:
@@ -605,6 +721,14 @@ class TestParseErrors:
             (datetime, 5, r"expected an ISO 8601 date-time string, got integer 5 at \$"),
             (list[int], {}, r"expected an array, got empty object at \$"),
             (Inner, [], r"expected an object \(Inner\), got array of 0 items at \$"),
+            (float, 10**400, r"expected a number, got integer with 401 digits at \$"),
+            (datetime, "noon", r'expected an ISO 8601 date-time string, got string "noon" at \$'),
+            (tuple[int, str], [1, 2], r"expected a string, got integer 2 at \$\[1\]"),
+            (
+                BaseException,
+                {"type": 1, "message": "m"},
+                r'expected an object with "type" and "message" strings, got object with keys',
+            ),
         ],
     )
     def test_declared_forms(self, cls: Any, data: object, message: str) -> None:

@@ -7,18 +7,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import date, datetime, time
 from enum import Enum, IntEnum, StrEnum
+from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Any, Literal
 
 from weakincentives.serde import JSONValue
 
 __all__ = [
+    "Bounded",
     "Box",
     "Checked",
+    "Derived",
     "Flavor",
     "Inner",
     "Level",
+    "ListBox",
     "Mood",
+    "MyPath",
     "Node",
     "Opaque",
     "Record",
@@ -143,6 +148,35 @@ class Tree:
     """A recursive dataclass whose children are open."""
 
     child: object = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListBox[T]:
+    """A generic dataclass whose field nests its parameter in another generic."""
+
+    box: Box[list[T]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bounded[T: Inner]:
+    """A generic dataclass whose parameter has a bound."""
+
+    item: T
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Derived:
+    """A dataclass with a field its __post_init__ computes."""
+
+    base: int
+    double: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "double", self.base * 2)
+
+
+class MyPath(PurePosixPath):
+    """A user's path class."""
 
 
 def assert_identical(left: object, right: object, path: str = "$") -> None:

@@ -33,6 +33,7 @@ from weakincentives.serde._registry import (
 from weakincentives.serde._typed_codecs import (
     TYPE_KEY,
     VALUE_KEY,
+    OpenCodec,
     _UnknownNameError,
     _UnwritableError,
     build_collection,
@@ -453,8 +454,10 @@ def decode_value(data: object, cls: object, segments: Iterable[str] = ()) -> obj
             got="data nested too deeply to load",
             dataclass_type=target,
         ) from None
-    root = cls if isinstance(cls, type) else target
-    if root is not None and root is not object and not isinstance(value, root):
+    # Where the declared type has no form of its own (object, a Protocol, a plain
+    # class), whatever the data holds is the answer.
+    root = None if isinstance(codec, OpenCodec) else cls if isinstance(cls, type) else target
+    if root is not None and not isinstance(value, root):
         raise ParseError(
             path="$" + "".join(segments),
             expected=f"a {root.__qualname__}",
@@ -492,6 +495,7 @@ def parse_typed[T](cls: type[T], data: object) -> T:
     Tagged values come back as the classes they name (through ``__init__``, so
     ``__post_init__`` checks run). Raises ParseError at the first value that does not
     fit, and UnknownTypeError naming a type name that does not resolve, both with the
-    JSON path; a root that is not a ``cls`` is a ParseError at ``$``.
+    JSON path. When ``cls`` has a form of its own (not ``object``, a Protocol or a plain
+    class), a root that is not a ``cls`` is a ParseError at ``$``.
     """
     return cast(T, decode_value(data, cls))
