@@ -44,7 +44,12 @@ from weakincentives.discovery import (
     DiscoveryFailed,
     DiscoverySearched,
 )
-from weakincentives.prompt import SectionVisibility, ToolResult
+from weakincentives.prompt import (
+    OpenedSections,
+    OpenSectionsResult,
+    SectionVisibility,
+    ToolResult,
+)
 from weakincentives.runtime import (
     OutputRejected,
     PromptExecuted,
@@ -481,12 +486,33 @@ def _json_mappings() -> Strategy:
     return st.dictionaries(_short, json_values(), max_size=2).map(MappingProxyType)
 
 
+def _visibility() -> Strategy:
+    return st.dictionaries(_paths, st.sampled_from(SectionVisibility), max_size=3).map(
+        MappingProxyType
+    )
+
+
+def _disclosures() -> Strategy:
+    """What ``open_sections`` returns: results keyed by section paths."""
+    return st.builds(
+        OpenSectionsResult,
+        requested_overrides=_visibility(),
+        reason=_short,
+        visibility_state=_visibility(),
+    ) | st.builds(
+        OpenedSections,
+        contents=st.dictionaries(_paths, _short, max_size=2).map(MappingProxyType),
+        reason=_short,
+        visibility_state=_visibility(),
+    )
+
+
 def tool_results() -> Strategy:
-    """Tool results with any storable payload, successful or not."""
+    """Tool results with any storable payload (open_sections' included), successful or not."""
     return st.builds(
         ToolResult,
         message=_short,
-        value=stored_values(),
+        value=stored_values() | _disclosures(),
         success=st.booleans(),
         exclude_value_from_context=st.booleans(),
     )
