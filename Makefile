@@ -28,7 +28,8 @@ types: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/coverage erase
-	$(BIN)/coverage run -m pytest -q
+	$(BIN)/coverage run -m pytest -q -n auto
+	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
 check: lint types test
