@@ -12,6 +12,7 @@ import threading
 import types
 import typing
 from collections.abc import (
+    Callable,
     Mapping,
     MutableMapping,
     MutableSequence,
@@ -28,6 +29,7 @@ from typing import Annotated, Any, Literal, TypeAliasType, TypeVar, get_args, ge
 from uuid import UUID
 
 from weakincentives._bounded import exception_text, listing, quote
+from weakincentives._direct import direct_constructor
 from weakincentives.serde._failure import _ConversionError, describe, key_segment
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._limits import read_alias
@@ -311,27 +313,52 @@ class _Field:
     required: bool
 
 
-class Plan:
-    """How one dataclass's init fields are written and read, in declaration order."""
+type _Writer = tuple[str, str, type[object] | None, Callable[[object], JSONValue]]
+type _Reader = tuple[str, type[object] | None, Callable[[object], object]]
 
-    __slots__ = ("by_wire", "cls", "fields", "known")
+
+class Plan:
+    """How one dataclass's init fields are written and read, in declaration order.
+
+    Fields declared ``str``, ``int`` or ``bool`` holding exactly that class are copied
+    without a codec call, which is most fields of most records.
+    """
+
+    __slots__ = ("build", "cls", "fields", "known", "readers", "writers")
 
     def __init__(self, cls: type[object], fields: tuple[_Field, ...]) -> None:
         self.cls = cls
         self.fields = fields
-        self.by_wire = {field.wire: field for field in fields}
+        # Built exactly as __init__ would, minus the frozen __setattr__ per field, when
+        # __init__ would do nothing else (no __post_init__, generated, slotted).
+        try:
+            self.build: Callable[..., object] = direct_constructor(cls)
+        except TypeError:
+            self.build = cls
+        self.writers: tuple[_Writer, ...] = tuple(
+            (field.name, field.wire, _plain_class(field.codec), field.codec.encode)
+            for field in fields
+        )
+        self.readers: dict[str, _Reader] = {
+            field.wire: (field.name, _plain_class(field.codec), field.codec.decode)
+            for field in fields
+        }
         self.known = listing([field.wire for field in fields], limit=10)
 
     def encode(self, value: object) -> JSONObject:
         """The fields of ``value`` as an object keyed by wire name."""
         out: JSONObject = {}
-        for field in self.fields:
+        for name, wire, plain, encode in self.writers:
+            item = getattr(value, name)
+            if type(item) is plain:
+                out[wire] = item  # type: ignore[assignment]  # str, int or bool
+                continue
             try:
-                out[field.wire] = field.codec.encode(getattr(value, field.name))
+                out[wire] = encode(item)
             except _UnwritableError as error:
-                error.segments.append(key_segment(field.wire))
+                error.segments.append(key_segment(wire))
                 if error.owner is None:
-                    error.owner, error.field = self.cls, field.name
+                    error.owner, error.field = self.cls, name
                 raise
         return out
 
@@ -342,9 +369,10 @@ class Plan:
         an error, and so is a missing field without a default.
         """
         arguments: dict[str, object] = {}
+        readers = self.readers
         for wire, item in data.items():
-            field = self.by_wire.get(wire)
-            if field is None:
+            reader = readers.get(wire)
+            if reader is None:
                 if wire == TYPE_KEY:
                     continue
                 raise _ConversionError(
@@ -352,10 +380,14 @@ class Plan:
                     f"unknown field {quote(wire)}",
                     [key_segment(wire)],
                 )
+            name, plain, decode = reader
+            if type(item) is plain:
+                arguments[name] = item
+                continue
             try:
-                arguments[field.name] = field.codec.decode(item)
+                arguments[name] = decode(item)
             except _ConversionError as error:
-                error.segments.append(key_segment(field.wire))
+                error.segments.append(key_segment(wire))
                 raise
         if len(arguments) < len(self.fields):
             for field in self.fields:
@@ -364,11 +396,18 @@ class Plan:
                         "a value (required field)", "nothing", [key_segment(field.wire)]
                     )
         try:
-            return self.cls(**arguments)
+            return self.build(**arguments)
         except (TypeError, ValueError) as error:
             raise _ConversionError(
                 f"a valid {self.cls.__qualname__}", exception_text(error)
             ) from None
+
+
+def _plain_class(codec: Codec) -> type[object] | None:
+    """The class a field's value is copied as is for: ``str``, ``int`` or ``bool``, if declared."""
+    if isinstance(codec, ExactCodec) and codec.cls is not type(None):
+        return codec.cls
+    return None
 
 
 def _build_plan(key: object, tagged: Tagged, resolver: Resolver) -> Plan:
