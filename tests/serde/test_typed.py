@@ -33,6 +33,7 @@ from tests.serde.typed_models import (
     Tree,
     UserId,
     Wide,
+    WithCache,
     assert_identical,
 )
 from weakincentives.errors import ParseError, RecordedError, SchemaError, UnknownTypeError
@@ -239,6 +240,48 @@ class TestDeclaredForms:
     def test_derived_fields_are_computed_again(self) -> None:
         """An init=False field is not written; __post_init__ computes it on loading."""
         assert parse_typed(Derived, {"base": 4}).double == 8
+
+
+class TestFieldsNotStored:
+    """``metadata={"stored": False}`` keeps an in-process field out of stored values."""
+
+    def test_left_out_and_loaded_with_its_default(self) -> None:
+        """A function in such a field does not stop the value from being stored."""
+        value = WithCache(key="k", cache=_handler)
+        written = dump_typed(value)
+        assert written == {"$type": "tests.serde.typed_models:WithCache", "key": "k"}
+        loaded = parse_typed(WithCache, written)
+        assert (loaded.key, loaded.cache) == ("k", None)
+        assert loaded == value  # the field does not take part in equality
+
+    def test_a_stored_member_for_it_is_unknown(self) -> None:
+        """Data naming the field is refused like any unknown member."""
+        with pytest.raises(ParseError, match=r"got unknown field 'cache' at \$\.cache"):
+            parse_typed(WithCache, {"key": "k", "cache": 1})
+
+    def test_it_needs_a_default(self) -> None:
+        """A required field cannot be left out: it could not be loaded."""
+
+        @dataclass(frozen=True)
+        class Broken:
+            handle: object = field(metadata={"stored": False})
+
+        with pytest.raises(
+            SchemaError, match=r"Broken\.handle: a field that is not stored .* needs a default"
+        ):
+            dump_typed(Broken(handle=1), Broken)
+
+    def test_the_flag_is_a_bool(self) -> None:
+        """Only True or False."""
+
+        @dataclass(frozen=True)
+        class Odd:
+            handle: object = field(default=None, metadata={"stored": "no"})
+
+        with pytest.raises(
+            SchemaError, match=r"Odd\.handle: metadata 'stored' must be True or False, got 'no'"
+        ):
+            dump_typed(Odd(), Odd)
 
 
 class TestFallbacks:

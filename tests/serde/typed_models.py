@@ -31,6 +31,7 @@ __all__ = [
     "Tree",
     "UserId",
     "Wide",
+    "WithCache",
     "assert_identical",
 ]
 
@@ -173,6 +174,14 @@ class Derived:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "double", self.base * 2)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WithCache:
+    """A dataclass with an in-process field that is never stored."""
+
+    key: str
+    cache: object = field(default=None, compare=False, metadata={"stored": False})
 
 
 class MyPath(PurePosixPath):

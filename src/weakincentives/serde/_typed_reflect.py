@@ -428,5 +428,20 @@ def _build_plan(key: object, tagged: Tagged, resolver: Resolver) -> Plan:
         required = (
             field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
         )
+        if not _stored(field.metadata, where):
+            if required:
+                raise where.error(
+                    "a field that is not stored (metadata stored=False) needs a default "
+                    "to be loaded with"
+                )
+            continue
         fields.append(_Field(field.name, wire, builder.build(hints[field.name]), required))
     return Plan(cls, tuple(fields))
+
+
+def _stored(metadata: Mapping[object, object], where: Where) -> bool:
+    """The ``stored`` field metadata: False keeps a field out of typed values and documents."""
+    stored = metadata.get("stored", True)
+    if not isinstance(stored, bool):
+        raise where.error(f"metadata 'stored' must be True or False, got {stored!r}")
+    return stored
