@@ -31,6 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "discovery": _BASE | {"serde", "prompt", "runtime"},
     "adapters": _BASE | {"serde", "prompt", "runtime", "tools", "_portal"},
     "mcp": _BASE | {"serde", "prompt", "runtime", "discovery", "_portal"},
+    "store": _BASE | {"serde", "_portal"},
 }
 
 

@@ -14,7 +14,7 @@ from hypothesis import given
 
 from tests.serde.typed_models import Record, assert_identical
 from tests.strategies import recorded_events
-from weakincentives.errors import DocumentError, RecordedError
+from weakincentives.errors import RecordedError, UnreadableDocumentError
 from weakincentives.prompt import SectionVisibility, ToolResult
 from weakincentives.runtime import (
     EVENT_DOCUMENT,
@@ -131,7 +131,7 @@ class TestForms:
             TextDelta(evaluation_id="e", prompt_name="p", round=1, index=0, text="hi"),
         )
         with pytest.raises(
-            DocumentError,
+            UnreadableDocumentError,
             match=(
                 r"^expected a 'weakincentives\.session_snapshot' document, "
                 r"got a 'weakincentives\.event' document$"

@@ -10,10 +10,10 @@ import pytest
 from tests.serde.typed_models import Inner, Record, assert_identical
 from weakincentives.errors import (
     ConfigValidationError,
-    DocumentError,
     ParseError,
     SchemaError,
     UnknownTypeError,
+    UnreadableDocumentError,
 )
 from weakincentives.serde import DocumentKind, JSONValue, dump_document, load_document
 
@@ -111,7 +111,7 @@ class TestVersions:
     def test_newer_version_is_refused(self) -> None:
         """A document from a newer library is never misread."""
         newer = json.dumps({"kind": "tests.record", "version": 4, "body": {}})
-        with pytest.raises(DocumentError) as caught:
+        with pytest.raises(UnreadableDocumentError) as caught:
             load_document(RECORDS_V3, newer)
         error = caught.value
         assert str(error) == (
@@ -133,7 +133,7 @@ class TestVersions:
         )
         old = json.dumps({"kind": "tests.record", "version": 1, "body": {}})
         with pytest.raises(
-            DocumentError,
+            UnreadableDocumentError,
             match=(
                 r"^'tests.record' document version 1 is too old: this library reads "
                 r"versions 2 to 3 and has no upgrade from version 1$"
@@ -145,14 +145,14 @@ class TestVersions:
     def test_single_version_span(self) -> None:
         """A kind with no upgrades reads exactly its version."""
         newer = json.dumps({"kind": "tests.record", "version": 2, "body": {}})
-        with pytest.raises(DocumentError, match=r"\(versions 1\);"):
+        with pytest.raises(UnreadableDocumentError, match=r"\(versions 1\);"):
             load_document(RECORDS, newer)
 
     def test_failing_upgrade(self) -> None:
-        """An upgrade that raises is a DocumentError naming the step, chained to the cause."""
+        """An upgrade that raises is an UnreadableDocumentError naming the step and chained."""
         old = json.dumps({"kind": "tests.record", "version": 1, "body": [1]})
         with pytest.raises(
-            DocumentError,
+            UnreadableDocumentError,
             match=r"upgrading a 'tests.record' document from version 1 to 2 failed: AssertionError",
         ) as caught:
             load_document(RECORDS_V3, old)
@@ -162,7 +162,7 @@ class TestVersions:
         """A document of another kind is refused by name."""
         other = json.dumps({"kind": "tests.other", "version": 1, "body": {}})
         with pytest.raises(
-            DocumentError,
+            UnreadableDocumentError,
             match=r"^expected a 'tests.record' document, got a 'tests.other' document$",
         ) as caught:
             load_document(RECORDS, other)

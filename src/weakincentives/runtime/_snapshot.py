@@ -50,9 +50,9 @@ class SessionSnapshot:
         """Read a snapshot ``to_json`` wrote, in this process or another.
 
         Raises ParseError for text that is not a snapshot document (with its path),
-        DocumentError for another kind or a format version this library cannot read, and
-        UnknownTypeError for a recorded type that cannot be found (moved or renamed
-        classes load again once registered with their old name as an alias).
+        UnreadableDocumentError for another kind or a format version this library cannot
+        read, and UnknownTypeError for a recorded type that cannot be found (moved or
+        renamed classes load again once registered with their old name as an alias).
         """
         return load_document(SNAPSHOT_DOCUMENT, document)
 

@@ -4,7 +4,7 @@ A document is JSON text ``{"kind": ..., "version": ..., "body": ...}``; the body
 the value as :func:`~weakincentives.serde.dump_typed` writes it. Each
 :class:`DocumentKind` says which format version this library writes and how an
 older body is upgraded, one version at a time, so an old document either loads or
-is refused with a :class:`~weakincentives.errors.DocumentError` naming both
+is refused with a :class:`~weakincentives.errors.UnreadableDocumentError` naming both
 versions; it is never read as if it had the current shape.
 """
 
@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import cast
 
 from weakincentives._bounded import clip, exception_text, quote
-from weakincentives.errors import ConfigValidationError, DocumentError, ParseError
+from weakincentives.errors import ConfigValidationError, ParseError, UnreadableDocumentError
 from weakincentives.serde._failure import describe
 from weakincentives.serde._json import JSONValue
 from weakincentives.serde._typed import decode_value, encode_value
@@ -103,16 +103,16 @@ def load_document[T](kind: DocumentKind[T], document: str | bytes | Mapping[str,
 
     ``document`` is the text :func:`dump_document` wrote (``str`` or UTF-8 ``bytes``), or
     that envelope already decoded (as a JSON database column returns it). Raises
-    ParseError for text that is not a document (with its JSON path), DocumentError for
-    another kind or a version this library cannot read, and UnknownTypeError for a type
-    name that does not resolve.
+    ParseError for text that is not a document (with its JSON path),
+    UnreadableDocumentError for another kind or a version this library cannot read, and
+    UnknownTypeError for a type name that does not resolve.
     """
     envelope = document if isinstance(document, Mapping) else _decoded(document)
     found_kind, version, body = _opened(envelope)
     readable = (kind.oldest_readable, kind.version)
 
-    def refused(message: str) -> DocumentError:
-        return DocumentError(
+    def refused(message: str) -> UnreadableDocumentError:
+        return UnreadableDocumentError(
             message, kind=kind.name, found_kind=found_kind, version=version, readable=readable
         )
 
