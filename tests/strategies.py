@@ -12,6 +12,12 @@
   generated dataclass instances are valid inputs for ``dump``.
 - ``field_types()`` and ``dataclass_types()``: random type hints and dataclass
   types built with ``make_dataclass`` from them.
+- ``typed_values()``: values ``dump_typed`` stores with their types: scalars, dates,
+  times, UUIDs, Decimals, enums, paths, lists, tuples, sets, frozensets, dicts with
+  str or other keys, read-only mappings, and (through ``wrap``) dataclass instances;
+  ``stored_values()`` wraps them in a generic and an open dataclass.
+- ``tool_results()``, ``tool_invocations()`` and ``recorded_events()``: what an
+  evaluation records: every library event kind, hosted outputs and a user's event.
 """
 
 from __future__ import annotations
@@ -21,27 +27,60 @@ import itertools
 import json
 import types
 import typing
-from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime, time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from enum import Enum, IntEnum, StrEnum
 from pathlib import PurePath, PurePosixPath
-from types import GenericAlias
+from types import GenericAlias, MappingProxyType
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 from uuid import UUID
 
 from hypothesis import strategies as st
 
+from weakincentives.discovery import (
+    DiscoveryCalled,
+    DiscoveryExpanded,
+    DiscoveryFailed,
+    DiscoverySearched,
+)
+from weakincentives.prompt import (
+    OpenedSections,
+    OpenSectionsResult,
+    SectionVisibility,
+    ToolResult,
+)
+from weakincentives.runtime import (
+    OutputRejected,
+    PromptExecuted,
+    PromptFailed,
+    PromptRendered,
+    TextDelta,
+    TokenUsage,
+    ToolInvoked,
+)
+from weakincentives.tools import CodeInterpreterResult, WebSearchResult
+
 __all__ = [
     "Color",
+    "Envelope",
+    "LookupQuery",
+    "Parcel",
+    "ParcelShipped",
     "Priority",
     "dataclass_types",
     "field_types",
     "hostile_json_texts",
     "hostile_json_values",
     "json_values",
+    "recorded_events",
     "stored_documents",
+    "stored_values",
+    "token_usage",
+    "tool_invocations",
+    "tool_results",
     "trapped_json_texts",
+    "typed_values",
     "values_of",
 ]
 
@@ -349,3 +388,234 @@ def dataclass_types(draw: st.DrawFn) -> type:
     frozen = draw(st.booleans())
     specs: list[tuple[str, object]] = [(f"f{index}", hint) for index, hint in enumerate(hints)]
     return dataclasses.make_dataclass(f"Generated{next(_names)}", specs, frozen=frozen)
+
+
+def _zones() -> Strategy:
+    offsets = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
+        lambda minutes: timezone(timedelta(minutes=minutes))
+    )
+    return st.none() | st.just(UTC) | offsets
+
+
+def _typed_leaves() -> Strategy:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=6),
+        st.datetimes(timezones=_zones()),
+        st.dates(),
+        st.times(),
+        st.uuids(),
+        st.decimals(allow_nan=False, allow_infinity=False),
+        st.sampled_from(list(Color) + list(Priority)),
+        st.builds(PurePosixPath, st.text(alphabet="ab/.", max_size=6)),
+    )
+
+
+def _hashables() -> Strategy:
+    scalars = st.integers() | st.text(max_size=4) | st.sampled_from(list(Color)) | st.dates()
+    return scalars | st.tuples(scalars, scalars)
+
+
+def typed_values(wrap: Callable[[Strategy], Strategy] | None = None) -> Strategy:
+    """Values of every kind typed values keep apart; ``wrap`` adds dataclasses around them."""
+
+    def extend(inner: Strategy) -> Strategy:
+        options = [
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(tuple),
+            st.frozensets(_hashables(), max_size=3),
+            st.sets(_hashables(), max_size=3),
+            st.dictionaries(st.text(max_size=4), inner, max_size=3),
+            st.dictionaries(_hashables(), inner, max_size=3),
+            st.dictionaries(st.text(max_size=4), inner, max_size=3).map(MappingProxyType),
+        ]
+        if wrap is not None:
+            options.append(wrap(inner))
+        return st.one_of(*options)
+
+    return st.recursive(_typed_leaves(), extend, max_leaves=8)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Envelope[T]:
+    """A generic dataclass around generated values."""
+
+    item: T
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Parcel:
+    """A dataclass with an open field."""
+
+    label: str
+    contents: object = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LookupQuery:
+    """A tool's params dataclass."""
+
+    query: str
+    limit: int = 10
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ParcelShipped:
+    """A user's own event, with an open payload."""
+
+    parcel_id: str
+    carrier: str | None = None
+    details: object = None
+
+
+_short = st.text(max_size=8)
+
+
+def _wrapped(inner: Strategy) -> Strategy:
+    return st.builds(Envelope, item=inner, note=_short) | st.builds(
+        Parcel, label=_short, contents=inner
+    )
+
+
+def stored_values() -> Strategy:
+    """``typed_values()`` with generic and open dataclasses around them, nested."""
+    return typed_values(_wrapped)
+
+
+def token_usage() -> Strategy:
+    """Token counts of an evaluation."""
+    counts = st.integers(min_value=0, max_value=10**9)
+    return st.builds(
+        TokenUsage,
+        input_tokens=counts,
+        output_tokens=counts,
+        cached_input_tokens=counts,
+        reasoning_tokens=counts,
+        cache_write_tokens=counts,
+    )
+
+
+_times = st.datetimes(timezones=st.none() | st.just(UTC))
+_sessions = st.none() | st.uuids()
+_paths = st.lists(_short, max_size=3).map(tuple)
+_counts = st.integers(min_value=0, max_value=10**9)
+
+
+def _json_mappings() -> Strategy:
+    return st.dictionaries(_short, json_values(), max_size=2).map(MappingProxyType)
+
+
+def _visibility() -> Strategy:
+    return st.dictionaries(_paths, st.sampled_from(SectionVisibility), max_size=3).map(
+        MappingProxyType
+    )
+
+
+def _disclosures() -> Strategy:
+    """What ``open_sections`` returns: results keyed by section paths."""
+    return st.builds(
+        OpenSectionsResult,
+        requested_overrides=_visibility(),
+        reason=_short,
+        visibility_state=_visibility(),
+    ) | st.builds(
+        OpenedSections,
+        contents=st.dictionaries(_paths, _short, max_size=2).map(MappingProxyType),
+        reason=_short,
+        visibility_state=_visibility(),
+    )
+
+
+def tool_results() -> Strategy:
+    """Tool results with any storable payload (open_sections' included), successful or not."""
+    return st.builds(
+        ToolResult,
+        message=_short,
+        value=stored_values() | _disclosures(),
+        success=st.booleans(),
+        exclude_value_from_context=st.booleans(),
+    )
+
+
+def tool_invocations() -> Strategy:
+    """``ToolInvoked`` events with params, results, telemetry and, sometimes, an exception."""
+    return st.builds(
+        ToolInvoked,
+        evaluation_id=_short,
+        prompt_name=_short,
+        adapter=_short,
+        session_id=_sessions,
+        name=_short,
+        call_id=_short,
+        arguments=json_values(),
+        params=st.none() | st.builds(LookupQuery, query=_short, limit=st.integers()),
+        result=tool_results(),
+        rendered_output=_short,
+        started_at=_times,
+        finished_at=_times,
+        telemetry=_json_mappings(),
+        exception=st.none() | st.builds(ValueError, _short) | st.builds(KeyError, _short),
+    )
+
+
+def recorded_events() -> Strategy:
+    """Every event kind the library publishes, hosted-tool outputs, and a user's event."""
+    return st.one_of(
+        st.builds(
+            PromptRendered,
+            evaluation_id=_short,
+            prompt_ns=_short,
+            prompt_key=_short,
+            prompt_name=_short,
+            adapter=_short,
+            session_id=_sessions,
+            text=st.text(),
+            tool_names=st.lists(_short, max_size=3).map(tuple),
+            hosted_tool_names=st.lists(_short, max_size=2).map(tuple),
+            visibility=st.dictionaries(_paths, st.sampled_from(SectionVisibility), max_size=3).map(
+                MappingProxyType
+            ),
+            created_at=_times,
+        ),
+        tool_invocations(),
+        st.builds(
+            PromptExecuted,
+            evaluation_id=_short,
+            prompt_name=_short,
+            adapter=_short,
+            session_id=_sessions,
+            text=_short,
+            output=stored_values(),
+            tool_call_count=_counts,
+            rounds=_counts,
+            halted=st.booleans(),
+            usage=token_usage(),
+            started_at=_times,
+            finished_at=_times,
+            model=st.none() | _short,
+        ),
+        st.builds(
+            PromptFailed,
+            usage=token_usage(),
+            session_id=_sessions,
+            started_at=_times,
+            failed_at=_times,
+        ),
+        st.builds(TextDelta, text=st.text()),
+        st.builds(OutputRejected),
+        st.builds(
+            DiscoverySearched, path=_paths, node_paths=st.lists(_paths, max_size=2).map(tuple)
+        ),
+        st.builds(DiscoveryExpanded),
+        st.builds(DiscoveryCalled, arguments=_json_mappings()),
+        st.builds(DiscoveryFailed, path=st.none() | _paths),
+        st.builds(
+            ParcelShipped, parcel_id=_short, carrier=st.none() | _short, details=stored_values()
+        ),
+        st.builds(WebSearchResult),
+        st.builds(CodeInterpreterResult),
+    )

@@ -31,6 +31,7 @@ __all__ = [
     "PromptRenderError",
     "PromptValidationError",
     "ProviderError",
+    "RecordedError",
     "ResponseTruncatedError",
     "SchemaError",
     "SchemaVersionError",
@@ -43,8 +44,13 @@ __all__ = [
     "ToolValidationError",
     "UnknownApprovalError",
     "UnknownSectionError",
+    "UnknownTypeError",
+    "UnreadableDocumentError",
     "WinkError",
 ]
+
+_TYPE_NAME_SHOWN = 200
+"""Characters of a type name quoted in an error (the name comes from stored data)."""
 
 type EvaluationPhase = Literal["render", "request", "response", "tool", "parse"]
 """Where an evaluation failed: see :class:`PromptEvaluationError`."""
@@ -227,6 +233,77 @@ class SchemaError(SerdeError):
         super().__init__(message)
         self.dataclass_type = dataclass_type
         self.field_name = field_name
+
+
+class UnknownTypeError(SerdeError):
+    """A stored value names a type that cannot be loaded: unknown, moved, or not loadable.
+
+    ``type_name`` is the name as written in the data, ``path`` the JSON path of the
+    value carrying it, and ``reason`` why it did not resolve (no such module, no such
+    class, not a dataclass or enum). A class that moved loads again once it is
+    registered under its old name (``register_type(..., aliases=(old_name,))``).
+    """
+
+    type_name: str
+    path: str
+    reason: str
+
+    def __init__(self, *, type_name: str, path: str, reason: str) -> None:
+        shown = type_name
+        if len(shown) > _TYPE_NAME_SHOWN:
+            shown = shown[: _TYPE_NAME_SHOWN - 3] + "..."
+        super().__init__(f"unknown type {shown!r} at {path}: {reason}")
+        self.type_name = type_name
+        self.path = path
+        self.reason = reason
+
+
+class UnreadableDocumentError(SerdeError):
+    """A stored document cannot be read as the kind asked for.
+
+    Raised for a document of another kind, a format version newer than this library
+    reads, one older than its upgrades reach, or an upgrade step that failed.
+    ``kind`` is the kind asked for, ``found_kind`` and ``version`` what the document
+    says, ``readable`` the (oldest, newest) versions this library reads of ``kind``.
+    """
+
+    kind: str
+    found_kind: str
+    version: int
+    readable: tuple[int, int]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        found_kind: str,
+        version: int,
+        readable: tuple[int, int],
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.found_kind = found_kind
+        self.version = version
+        self.readable = readable
+
+
+class RecordedError(WinkError):
+    """An exception as a stored document keeps it: its type's name and its message.
+
+    Recorded values never hold the exception object itself (it may carry frames,
+    sockets or anything else); a loaded ``ToolInvoked.exception`` is one of these.
+    ``type_name`` is ``module:qualname`` of the original class (``builtins:ValueError``).
+    """
+
+    type_name: str
+
+    def __init__(self, message: str, *, type_name: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"RecordedError({self.message!r}, type_name={self.type_name!r})"
 
 
 class ConfigValidationError(WinkError):

@@ -14,6 +14,7 @@ from weakincentives.runtime._bus import (
 )
 from weakincentives.runtime._cost import Cost, ModelPrice, Pricing, PricingError
 from weakincentives.runtime._events import (
+    EVENT_DOCUMENT,
     FailurePhase,
     OutputRejected,
     PromptExecuted,
@@ -38,6 +39,7 @@ from weakincentives.runtime._storage import SessionStorage, SessionStorageError
 
 __all__ = [
     "DEFAULT_SLICE_LIMIT",
+    "EVENT_DOCUMENT",
     "Cost",
     "EventBus",
     "EventDeliveryError",

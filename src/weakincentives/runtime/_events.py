@@ -11,9 +11,10 @@ from uuid import UUID
 
 from weakincentives.errors import EvaluationPhase
 from weakincentives.prompt import SectionPath, SectionVisibility, ToolResult
-from weakincentives.serde import JSONValue
+from weakincentives.serde import DocumentKind, JSONValue
 
 __all__ = [
+    "EVENT_DOCUMENT",
     "FailurePhase",
     "OutputRejected",
     "PromptExecuted",
@@ -112,7 +113,8 @@ class ToolInvoked:
     telemetry: Mapping[str, JSONValue] = field(default=_EMPTY)
     """Extra facts from payloads implementing :class:`ToolTelemetry`."""
     exception: BaseException | None = field(default=None, compare=False)
-    """The original exception behind a failure, for observability."""
+    """The original exception behind a failure, for observability. A stored event keeps
+    only its type name and message: loaded, this is a ``RecordedError`` carrying them."""
 
     @property
     def duration_ms(self) -> float:
@@ -220,3 +222,13 @@ class OutputRejected:
     """JSON path of the offending value, when the answer was JSON."""
     text: str
     """The rejected answer."""
+
+
+EVENT_DOCUMENT: DocumentKind[object] = DocumentKind(
+    name="weakincentives.event", value_type=object, version=1
+)
+"""The stored form of one event, the library's or the user's: the event with its type name.
+
+``dump_document(EVENT_DOCUMENT, event)`` writes it; ``load_document`` reads it back equal.
+When a library event's stored shape changes, this kind gets a new version and an upgrade.
+"""

@@ -4,32 +4,45 @@
 typed values back with a JSON path on every error, ``loads`` decodes untrusted
 JSON text refusing anything that could break later steps, ``schema`` writes JSON
 Schema (OpenAI-strict by default), ``is_strict_compatible`` says whether a
-strict schema will be accepted and ``strict_problem`` why not. See ``specs/SERDE.md``.
+strict schema will be accepted and ``strict_problem`` why not. ``dump_typed`` and
+``parse_typed`` store values whose type is open (``object``, ``Any``) with their type
+name, ``register_type`` gives a class a stable one, and ``dump_document``/
+``load_document`` wrap a value in a versioned envelope (``DocumentKind``). See
+``specs/SERDE.md``.
 """
 
 from __future__ import annotations
 
 from weakincentives._exports import publish
+from weakincentives.serde._documents import DocumentKind, dump_document, load_document
 from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._loads import MAX_JSON_DEPTH, loads
 from weakincentives.serde._parse import parse, parse_json
+from weakincentives.serde._registry import register_type
 from weakincentives.serde._sample import sample
 from weakincentives.serde._schema import schema
 from weakincentives.serde._sharing import shares_input
 from weakincentives.serde._strict import is_strict_compatible, strict_problem
+from weakincentives.serde._typed import dump_typed, parse_typed
 from weakincentives.serde._validate import SchemaViolation, schema_problems, validate
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "DocumentKind",
     "JSONObject",
     "JSONValue",
     "SchemaViolation",
     "dump",
+    "dump_document",
+    "dump_typed",
     "is_strict_compatible",
+    "load_document",
     "loads",
     "parse",
     "parse_json",
+    "parse_typed",
+    "register_type",
     "sample",
     "schema",
     "schema_problems",
