@@ -44,11 +44,27 @@ BLOCKED_SECONDS = 0.5
 
 SCENARIO = r"""
 import asyncio, json, sys, time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+import weakincentives.adapters as adapters
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 
 TURNS, REPEATS, BLOCKED = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+
+# The same scenario runs on the baseline tree, whose names differ: ScriptedTurn's calls
+# were ``tool_calls`` and loop settings had shorthand keywords on the adapter.
+_CALLS = "calls" if "calls" in {f.name for f in fields(ScriptedTurn)} else "tool_calls"
+
+def turn(text="", calls=()):
+    return ScriptedTurn(text=text, **{_CALLS: calls})
+
+def offline(script, max_rounds=None):
+    if max_rounds is None:
+        return OfflineAdapter(script)
+    if hasattr(adapters, "OfflineModel"):
+        settings = adapters.LoopSettings(max_rounds=max_rounds)
+        return adapters.Adapter(adapters.OfflineModel(script), settings=settings)
+    return OfflineAdapter(script, max_rounds=max_rounds)
 
 @dataclass(frozen=True)
 class Ping:
@@ -70,29 +86,29 @@ async def aping(params: Ping, *, context: ToolContext) -> ToolResult[None]:
 
 def turn_run(handler=ping):
     script = [
-        ScriptedTurn(tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
+        turn(calls=(ScriptedCall(name="ping", arguments={"n": i}),))
         for i in range(TURNS)
     ]
-    script.append(ScriptedTurn(text="done"))
-    adapter = OfflineAdapter(script, max_rounds=TURNS + 1)
+    script.append(turn(text="done"))
+    adapter = offline(script, max_rounds=TURNS + 1)
     start = time.perf_counter()
     adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=handler)))
     return time.perf_counter() - start
 
 def concurrent_run():
     calls = tuple(ScriptedCall(name="nap", arguments={"n": i}, call_id=f"c{i}") for i in range(10))
-    adapter = OfflineAdapter([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="done")])
+    adapter = offline([turn(calls=calls), turn(text="done")])
     start = time.perf_counter()
     adapter.evaluate(prompt(Tool(name="nap", description="Nap.", handler=nap)))
     return time.perf_counter() - start
 
 def rounds_run(rounds):
     script = [
-        ScriptedTurn(text="thinking", tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
+        turn(text="thinking", calls=(ScriptedCall(name="ping", arguments={"n": i}),))
         for i in range(rounds)
     ]
-    script.append(ScriptedTurn(text="done"))
-    adapter = OfflineAdapter(script, max_rounds=rounds + 1)
+    script.append(turn(text="done"))
+    adapter = offline(script, max_rounds=rounds + 1)
     start = time.process_time()
     adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=aping)))
     return (time.process_time() - start) / (rounds + 1)

@@ -424,7 +424,7 @@ def _turn_seconds(calls: int, tool: Tool[OrderParams, OrderSummary]) -> float:
         ns="bench", key="turn", sections=[MarkdownSection(title="T", template="Go.", tools=[tool])]
     )
     turn = ScriptedTurn(
-        tool_calls=tuple(
+        calls=tuple(
             ScriptedCall(name=tool.name, arguments=PAYLOAD, call_id=f"c{index}")
             for index in range(calls)
         )

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from weakincentives._json_value import JSONValue
 
 __all__ = [
+    "AdapterClosedError",
     "ApprovalConflictError",
     "CatalogError",
     "CheckpointConflictError",
@@ -23,6 +24,7 @@ __all__ = [
     "DocumentError",
     "EvaluationPhase",
     "FormatVersionError",
+    "HistoryTranslationError",
     "ParseError",
     "PromptError",
     "PromptEvaluationError",
@@ -281,13 +283,16 @@ class PromptEvaluationError(WinkError):
 
 
 class ProviderError(PromptEvaluationError):
-    """The provider could not be reached or answered with an error status (phase ``request``).
+    """The provider could not be reached, answered with an error, or broke off its reply.
 
-    ``retryable`` says whether the same request may succeed if sent again (timeouts,
-    connection failures, 408/409/429 and 5xx answers, or the provider's own
+    Phase ``request`` when the request failed (a connection that could not be made, an
+    error status); phase ``response`` when the connection broke while the reply was
+    being read. ``retryable`` says whether the same request may succeed if sent again
+    (timeouts, dropped connections, 408/409/429 and 5xx answers, or the provider's own
     ``x-should-retry`` hint); ``retry_after`` is the delay the provider asked for, in
     seconds, when it named one. The shared loop retries retryable failures within the
-    adapter's retry budget and the evaluation's deadline.
+    adapter's retry budget and the evaluation's deadline, unless text of the failed
+    attempt already reached the caller.
     """
 
     status_code: int | None
@@ -303,9 +308,10 @@ class ProviderError(PromptEvaluationError):
         retry_after: float | None = None,
         retryable: bool = False,
         provider_payload: Mapping[str, JSONValue] | None = None,
+        phase: Literal["request", "response"] = "request",
     ) -> None:
         super().__init__(
-            message, prompt_name=prompt_name, phase="request", provider_payload=provider_payload
+            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
         )
         self.status_code = status_code
         self.retry_after = retry_after
@@ -333,6 +339,48 @@ class ResponseTruncatedError(PromptEvaluationError):
             message, prompt_name=prompt_name, phase="response", provider_payload=provider_payload
         )
         self.limit = limit
+
+
+class HistoryTranslationError(PromptEvaluationError):
+    """A conversation cannot be carried on to this provider (phase ``request``).
+
+    Raised before anything is sent, when a turn of ``continue_from`` holds items only
+    the provider that produced them can replay, such as another provider's hosted-tool
+    calls and results. ``source_format`` is the wire format of those items,
+    ``target_format`` the one asked for, ``kinds`` the item types that have no
+    translation. Start a fresh conversation, or continue on the first provider.
+    """
+
+    source_format: str
+    target_format: str
+    kinds: tuple[str, ...]
+
+    def __init__(
+        self, *, prompt_name: str, source_format: str, target_format: str, kinds: tuple[str, ...]
+    ) -> None:
+        shown = ", ".join(kinds)
+        super().__init__(
+            f"the conversation holds {source_format} items with no {target_format} form "
+            f"({shown}); continue it on a {source_format} adapter, or start a new one",
+            prompt_name=prompt_name,
+            phase="request",
+        )
+        self.source_format = source_format
+        self.target_format = target_format
+        self.kinds = kinds
+
+
+class AdapterClosedError(WinkError):
+    """An adapter was used after ``close()``/``aclose()`` (or its ``with`` block) ended."""
+
+    adapter_name: str
+
+    def __init__(self, *, adapter_name: str) -> None:
+        super().__init__(
+            f"adapter {adapter_name!r} is closed; create a new adapter (closing released its "
+            "worker threads and any client it built)"
+        )
+        self.adapter_name = adapter_name
 
 
 class SessionError(WinkError):

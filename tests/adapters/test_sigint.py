@@ -60,7 +60,7 @@ if where == "request":
     adapter = OfflineAdapter(responder=never_answers)
 else:
     call = ScriptedCall(name="block", arguments={"name": "x"})
-    adapter = OfflineAdapter([ScriptedTurn(tool_calls=(call,)), ScriptedTurn(text="never")])
+    adapter = OfflineAdapter([ScriptedTurn(calls=(call,)), ScriptedTurn(text="never")])
 try:
     adapter.evaluate(prompt)
 except KeyboardInterrupt:

@@ -19,8 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from weakincentives.adapters import (
+    Adapter,
     LoopSettings,
     OfflineAdapter,
+    OfflineModel,
     ScriptedCall,
     ScriptedTurn,
     ToolOutputMessage,
@@ -70,7 +72,7 @@ def prompt_with(*tools: Tool[Any, Any]) -> Prompt[None]:
 
 def turn(*names: str) -> ScriptedTurn:
     return ScriptedTurn(
-        tool_calls=tuple(
+        calls=tuple(
             ScriptedCall(name=name, arguments={"name": f"{name}-{index}"}, call_id=f"c{index}")
             for index, name in enumerate(names)
         )
@@ -187,7 +189,7 @@ class TestCancellation:
         assert [e.call_id for e in session.select(ToolInvoked)] == ["c0", "c1", "c2"]
         outputs = [
             item.call_id
-            for item in adapter.requests[1].history
+            for item in adapter.provider.requests[1].history
             if isinstance(item, ToolOutputMessage)
         ]
         assert outputs == ["c0", "c1", "c2"]
@@ -267,8 +269,8 @@ def test_every_call_of_a_turn_is_run_recorded_and_answered(
 
         tools.append(tool(f"t{index}", run, kind))
     session = Session()
-    adapter = OfflineAdapter(
-        [turn(*(t.name for t in tools)), ScriptedTurn(text="done")],
+    adapter = Adapter(
+        OfflineModel([turn(*(t.name for t in tools)), ScriptedTurn(text="done")]),
         settings=LoopSettings(max_concurrency=3),
     )
     response = adapter.evaluate(prompt_with(*tools), session=session)
@@ -277,7 +279,9 @@ def test_every_call_of_a_turn_is_run_recorded_and_answered(
     call_ids = [f"c{index}" for index in range(len(plan))]
     assert [e.call_id for e in session.select(ToolInvoked)] == call_ids
     assert [
-        item.call_id for item in adapter.requests[1].history if isinstance(item, ToolOutputMessage)
+        item.call_id
+        for item in adapter.provider.requests[1].history
+        if isinstance(item, ToolOutputMessage)
     ] == call_ids
 
 
@@ -340,11 +344,11 @@ class TestDeadline:
         for level in range(depth):
             name = "last" if level == depth - 1 else "more"
             script.append(
-                ScriptedTurn(tool_calls=(ScriptedCall(name="nest", arguments={"name": name}),))
+                ScriptedTurn(calls=(ScriptedCall(name="nest", arguments={"name": name}),))
             )
         script.append(ScriptedTurn(text="bottom"))
         script.extend(ScriptedTurn(text=f"level {level}") for level in reversed(range(depth)))
-        adapter = OfflineAdapter(script, settings=LoopSettings(max_concurrency=1))
+        adapter = Adapter(OfflineModel(script), settings=LoopSettings(max_concurrency=1))
         session = Session()
         deadline = datetime.now(UTC) + timedelta(seconds=WAIT)
         response = adapter.evaluate(prompt_with(nesting), session=session, deadline=deadline)

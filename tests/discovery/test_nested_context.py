@@ -7,7 +7,13 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from weakincentives.adapters import LoopSettings, OfflineAdapter, ScriptedCall, ScriptedTurn
+from weakincentives.adapters import (
+    Adapter,
+    LoopSettings,
+    OfflineModel,
+    ScriptedCall,
+    ScriptedTurn,
+)
 from weakincentives.discovery import (
     DiscoveryCalled,
     ToolCatalog,
@@ -60,21 +66,23 @@ def test_a_nested_call_keeps_the_clock_ids_executor_extras_and_accumulator() -> 
         ],
     )
     counter = itertools.count(1)
-    adapter = OfflineAdapter(
-        [
-            ScriptedTurn(
-                text="Looking.",
-                tool_calls=(
-                    ScriptedCall(
-                        name="call_tool",
-                        arguments={"tool_id": "probe", "arguments": {"label": "nested"}},
-                        call_id="outer",
+    adapter = Adapter(
+        OfflineModel(
+            [
+                ScriptedTurn(
+                    text="Looking.",
+                    calls=(
+                        ScriptedCall(
+                            name="call_tool",
+                            arguments={"tool_id": "probe", "arguments": {"label": "nested"}},
+                            call_id="outer",
+                        ),
+                        ScriptedCall(name="witness", arguments={"label": "top"}, call_id="top"),
                     ),
-                    ScriptedCall(name="witness", arguments={"label": "top"}, call_id="top"),
                 ),
-            ),
-            ScriptedTurn(text="done"),
-        ],
+                ScriptedTurn(text="done"),
+            ]
+        ),
         settings=LoopSettings(clock=lambda: Y2K, new_id=lambda: f"id-{next(counter)}"),
     )
     bus = InProcessEventBus()

@@ -140,15 +140,15 @@ def test_a_model_discovers_and_calls_an_mcp_tool(http_server: HttpFactory) -> No
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(name="search_tool_by_category", arguments={"query": "add"}),
                     )
                 ),
                 ScriptedTurn(
-                    tool_calls=(ScriptedCall(name="expand_tool", arguments={"tool_id": "web.add"}),)
+                    calls=(ScriptedCall(name="expand_tool", arguments={"tool_id": "web.add"}),)
                 ),
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="call_tool",
                             arguments={"tool_id": "web.add", "arguments": {"a": 20, "b": 22}},
@@ -161,7 +161,7 @@ def test_a_model_discovers_and_calls_an_mcp_tool(http_server: HttpFactory) -> No
         bus = InProcessEventBus()
         session = Session(bus=bus)
         response = adapter.evaluate(prompt, bus=bus, session=session)
-    search, expand, call = (execution.result.value for execution in response.tool_calls)
+    search, expand, call = (execution.result.value for execution in response.tool_executions)
     assert isinstance(search, SearchToolsResponse)
     assert search.results[0].tool_id == "web.add"
     assert isinstance(expand, ExpandedTool)

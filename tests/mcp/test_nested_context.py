@@ -7,7 +7,13 @@ from datetime import UTC, datetime
 
 from tests.mcp.conftest import HttpFactory
 from tests.mcp.server_app import build_server
-from weakincentives.adapters import LoopSettings, OfflineAdapter, ScriptedCall, ScriptedTurn
+from weakincentives.adapters import (
+    Adapter,
+    LoopSettings,
+    OfflineModel,
+    ScriptedCall,
+    ScriptedTurn,
+)
 from weakincentives.discovery import (
     CallResponse,
     DiscoveryCalled,
@@ -22,21 +28,23 @@ from weakincentives.runtime import InProcessEventBus, Session, ToolInvoked
 Y2K = datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def _call_add(tool_id: str) -> OfflineAdapter:
+def _call_add(tool_id: str) -> Adapter[OfflineModel]:
     counter = itertools.count(1)
-    return OfflineAdapter(
-        [
-            ScriptedTurn(
-                tool_calls=(
-                    ScriptedCall(
-                        name="call_tool",
-                        arguments={"tool_id": tool_id, "arguments": {"a": 20, "b": 22}},
-                        call_id="outer",
-                    ),
-                )
-            ),
-            ScriptedTurn(text="42"),
-        ],
+    return Adapter(
+        OfflineModel(
+            [
+                ScriptedTurn(
+                    calls=(
+                        ScriptedCall(
+                            name="call_tool",
+                            arguments={"tool_id": tool_id, "arguments": {"a": 20, "b": 22}},
+                            call_id="outer",
+                        ),
+                    )
+                ),
+                ScriptedTurn(text="42"),
+            ]
+        ),
         settings=LoopSettings(clock=lambda: Y2K, new_id=lambda: f"id-{next(counter)}"),
     )
 
@@ -52,7 +60,7 @@ def test_an_mcp_entry_called_through_the_section_is_stamped_by_the_evaluation(
         section = ToolDiscoverySection(toolbox.discovery())
         prompt: Prompt[None] = Prompt(ns="tests/mcp", key="nested", sections=[section])
         response = _call_add("web.add").evaluate(prompt, bus=bus, session=session)
-    assert response.tool_calls[0].result.value == CallResponse(
+    assert response.tool_executions[0].result.value == CallResponse(
         tool_id="web.add", success=True, message="42", value={"sum": 42}
     )
     (called,) = session.select(DiscoveryCalled)
@@ -74,7 +82,7 @@ def test_mcp_tools_in_a_catalogue_run_as_nested_tool_calls(http_server: HttpFact
         )
         adapter = _call_add("add")  # catalogue ids of tools are their names
         response = adapter.evaluate(prompt, bus=bus, session=session)
-    value = response.tool_calls[0].result.value
+    value = response.tool_executions[0].result.value
     assert isinstance(value, CallResponse)
     assert (value.success, value.value) == (True, {"sum": 42})
     nested, outer = session.select(ToolInvoked)

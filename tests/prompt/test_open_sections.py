@@ -61,12 +61,12 @@ def sections() -> list[Section[Any]]:
     ]
 
 
-def template(disclosure: str = "halt") -> PromptTemplate[None]:
+def template(open_sections: str = "halt") -> PromptTemplate[None]:
     return PromptTemplate(
         ns="t",
         key="disclosure",
         sections=sections(),
-        disclosure=disclosure,  # type: ignore[arg-type]  # tests also pass an invalid mode
+        open_sections=open_sections,  # type: ignore[arg-type]  # tests also pass an invalid mode
     )
 
 
@@ -126,15 +126,15 @@ class TestRegistration:
         descriptions = template().render(PARAMS).tool_param_descriptions["open_sections"]
         assert set(descriptions) == {"section_keys", "reason"}
 
-    def test_inline_disclosure_offers_the_non_halting_tool(self) -> None:
-        """`disclosure="inline"` swaps in the variant that returns content."""
+    def test_inline_mode_offers_the_non_halting_tool(self) -> None:
+        """`open_sections="inline"` swaps in the variant that returns content."""
         rendered = template("inline").render(PARAMS)
         assert rendered.tools == (OPEN_SECTIONS_INLINE,)
         assert not OPEN_SECTIONS_INLINE.terminal
 
-    def test_unknown_disclosure_mode_is_rejected(self) -> None:
+    def test_unknown_open_sections_mode_is_rejected(self) -> None:
         """Only halt and inline exist."""
-        with pytest.raises(PromptValidationError, match="disclosure must be 'halt' or 'inline'"):
+        with pytest.raises(PromptValidationError, match="open_sections must be 'halt' or 'inline'"):
             template("lazy")
 
 

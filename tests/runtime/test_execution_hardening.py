@@ -138,7 +138,7 @@ class TestArgumentsFromTheModel:
         tool = Tool(name="anything", description="A.", handler=noop, params_type=Anything)
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(ScriptedCall(name="anything", arguments=text),)),
+                ScriptedTurn(calls=(ScriptedCall(name="anything", arguments=text),)),
                 ScriptedTurn(text="done"),
             ]
         )
@@ -147,7 +147,7 @@ class TestArgumentsFromTheModel:
         )
         response = adapter.evaluate(prompt)
         assert response.text == "done"
-        assert len(response.tool_calls) == 1
+        assert len(response.tool_executions) == 1
 
 
 class TestBadlyBehavedHandlers:

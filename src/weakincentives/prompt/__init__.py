@@ -15,8 +15,8 @@ from weakincentives.prompt._markdown import MarkdownSection
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
     OPEN_SECTIONS_INLINE,
-    DisclosureMode,
     OpenedSections,
+    OpenSectionsMode,
     OpenSectionsParams,
     OpenSectionsResult,
 )
@@ -46,7 +46,6 @@ from weakincentives.prompt._visibility import (
 __all__ = [
     "OPEN_SECTIONS",
     "OPEN_SECTIONS_INLINE",
-    "DisclosureMode",
     "EmptyParams",
     "EvaluatingAdapter",
     "EvaluationOutcome",
@@ -56,6 +55,7 @@ __all__ = [
     "HostedToolConfig",
     "HostedToolOutput",
     "MarkdownSection",
+    "OpenSectionsMode",
     "OpenSectionsParams",
     "OpenSectionsResult",
     "OpenedSections",

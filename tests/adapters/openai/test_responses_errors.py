@@ -23,10 +23,10 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from tests.conftest import FakeClock
-from weakincentives.adapters import LoopSettings
-from weakincentives.adapters.openai import OpenAIAdapter
+from weakincentives.adapters import Adapter, LoopSettings
+from weakincentives.adapters.openai import OpenAIAdapter, OpenAIResponses
 from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.serde import JSONValue
 
@@ -57,12 +57,14 @@ def sdk_time() -> RecordingSleep:
     return RecordingSleep()
 
 
-def retrying(loopback: OpenAILoopback, sleeper: RecordingSleep, retries: int) -> OpenAIAdapter:
+def retrying(
+    loopback: OpenAILoopback, sleeper: RecordingSleep, retries: int
+) -> Adapter[OpenAIResponses]:
     """An adapter allowed ``retries`` resends, whose back-offs go to ``sleeper``."""
     return loopback.adapter(max_retries=retries, settings=LoopSettings(sleep=sleeper))
 
 
-def evaluate_trip(adapter: OpenAIAdapter) -> None:
+def evaluate_trip(adapter: Adapter[OpenAIResponses]) -> None:
     adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
 
 
@@ -245,7 +247,9 @@ class TestTransportErrors:
             max_retries=0,
             timeout=timeouts[client_timeout] if isinstance(client_timeout, str) else client_timeout,
         )
-        adapter = OpenAIAdapter(model="gpt-test", client=client, clock=clock)
+        adapter = Adapter(
+            OpenAIResponses(model="gpt-test", client=client), settings=LoopSettings(clock=clock)
+        )
         openai_loopback.reply(HANG)
         deadline = clock.now + timedelta(seconds=deadline_in)
         with pytest.raises(PromptEvaluationError, match="the request timed out"):
@@ -260,7 +264,7 @@ class TestTransportErrors:
         self, openai_loopback: OpenAILoopback, clock: FakeClock
     ) -> None:
         """A deadline already behind the clock fails before any request reaches the server."""
-        adapter = openai_loopback.adapter(clock=clock)
+        adapter = openai_loopback.adapter(settings=LoopSettings(clock=clock))
         with pytest.raises(PromptEvaluationError, match="passed before round 1") as caught:
             adapter.evaluate(trip_prompt((WEATHER,)), TRIP, deadline=clock.now)
         assert caught.value.phase == "request"

@@ -13,11 +13,12 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sdk_errors import _jsonable
 from weakincentives.adapters.openai import (
     OpenAIAdapter,
     OpenAICodeInterpreterCodec,
+    OpenAIResponses,
     OpenAIWebSearchCodec,
 )
 from weakincentives.errors import ConfigValidationError
@@ -35,7 +36,7 @@ class TestConstruction:
         ) as caught:
             OpenAIAdapter(model=model, api_key="test-key")
         assert (caught.value.config_type, caught.value.field_name, caught.value.value) == (
-            OpenAIAdapter,
+            OpenAIResponses,
             "model",
             model,
         )
@@ -70,9 +71,9 @@ class TestConstruction:
     def test_properties_describe_the_adapter(self) -> None:
         """Name, model, client and the default codec registry are exposed read-only."""
         adapter = OpenAIAdapter(model="gpt-test", api_key="test-key")
-        assert (adapter.name, adapter.model) == ("openai", "gpt-test")
-        assert isinstance(adapter.client, openai.OpenAI)
-        codecs = adapter.hosted_tool_codecs
+        assert (adapter.name, adapter.provider.model) == ("openai", "gpt-test")
+        assert isinstance(adapter.provider.sdk_client, openai.OpenAI)
+        codecs = adapter.provider.hosted_tool_codecs
         assert sorted(codecs) == ["code_interpreter", "web_search"]
         assert isinstance(codecs["web_search"], OpenAIWebSearchCodec)
         assert isinstance(codecs["code_interpreter"], OpenAICodeInterpreterCodec)
@@ -86,7 +87,7 @@ class TestConstruction:
             timeout=1.5,
             max_retries=4,
         )
-        client = adapter.client
+        client = adapter.provider.sdk_client
         assert (str(client.base_url), client.timeout, client.max_retries) == (
             "http://127.0.0.1:9/v1/",
             1.5,
@@ -111,17 +112,17 @@ class TestConstruction:
                 },
             )
         assert caught.value.message == (
-            "OpenAIAdapter request_options cannot be used as given: "
-            "'model' is set by the adapter (pass model=); "
+            "OpenAIResponses request_options cannot be used as given: "
+            "'model' is set by the provider (pass model=); "
             "'input' is built from the prompt; "
             "'timeout' is a client setting (pass timeout=, or evaluate(deadline=)); "
-            "'stream' is an adapter setting (pass stream=True); "
+            "'stream' is a provider setting (pass stream=True); "
             "'tools' must be a list (it is added to the prompt's tools); "
             "'include' must be a list (it is added to the hosted tools' includes); "
             "'text' must be an object (the output format is added to it)"
         )
         assert (caught.value.config_type, caught.value.field_name) == (
-            OpenAIAdapter,
+            OpenAIResponses,
             "request_options",
         )
 
@@ -132,7 +133,7 @@ class TestConstruction:
             api_key="test-key",
             hosted_tool_codecs={"web_search": OpenAIWebSearchCodec()},
         )
-        assert list(adapter.hosted_tool_codecs) == ["web_search"]
+        assert list(adapter.provider.hosted_tool_codecs) == ["web_search"]
 
 
 class TestOwnClient:
@@ -142,7 +143,7 @@ class TestOwnClient:
         adapter = OpenAIAdapter(model="gpt-own", client=client)
         openai_loopback.reply(ok(load_response("weather_call")), ok(load_response("final_answer")))
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
-        assert adapter.client is client
+        assert adapter.provider.sdk_client is client
         assert [request.headers["authorization"] for request in openai_loopback.requests] == [
             "Bearer own-key",
             "Bearer own-key",

@@ -22,6 +22,7 @@ from tests.adapters.conftest import (
     response_body,
 )
 from tests.conftest import FakeClock
+from weakincentives.adapters import LoopSettings
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import (
     MarkdownSection,
@@ -335,7 +336,9 @@ class TestToolLoop:
         assert response.output is None
         assert response.halt is None
         assert response.rounds == 3
-        assert [(execution.call.name, execution.params) for execution in response.tool_calls] == [
+        assert [
+            (execution.call.name, execution.params) for execution in response.tool_executions
+        ] == [
             ("get_weather", CityParams(city="Lisbon")),
             ("convert_currency", ConvertParams(amount=200, source="EUR", target="USD")),
         ]
@@ -367,12 +370,12 @@ class TestToolLoop:
             ok(load_response("parallel_calls")), ok(load_response("final_answer"))
         )
         response = openai_loopback.adapter().evaluate(trip_prompt(), TRIP)
-        assert [execution.call.call_id for execution in response.tool_calls] == [
+        assert [execution.call.call_id for execution in response.tool_executions] == [
             "call_weather_lisbon",
             "call_weather_porto",
             "call_eur_usd",
         ]
-        assert [execution.result.value for execution in response.tool_calls] == [
+        assert [execution.result.value for execution in response.tool_executions] == [
             FORECASTS["Lisbon"],
             FORECASTS["Porto"],
             Converted(amount=216, currency="USD"),
@@ -398,7 +401,7 @@ class TestToolLoop:
             *function_call_items("hotel_call"),
             call_output("call_hotel_lisbon", failure),
         ]
-        (execution,) = response.tool_calls
+        (execution,) = response.tool_executions
         assert execution.result == ToolResult(message=failure, value=None, success=False)
         assert execution.params == BookingParams(city="Lisbon", nights=2)
         assert isinstance(execution.exception, RuntimeError)
@@ -553,7 +556,7 @@ class TestHalt:
             "Lisbon",
         )
         assert [call.call_id for call in response.skipped_calls] == ["call_weather_lisbon"]
-        assert [execution.call.name for execution in response.tool_calls] == ["finish_plan"]
+        assert [execution.call.name for execution in response.tool_executions] == ["finish_plan"]
         assert (response.text, response.output, response.rounds) == ("", None, 1)
 
 
@@ -569,7 +572,9 @@ class TestEvents:
         openai_loopback.reply(
             ok(load_response("parallel_calls")), ok(load_response("final_answer"))
         )
-        adapter = openai_loopback.adapter(clock=clock, id_factory=lambda: "eval-1")
+        adapter = openai_loopback.adapter(
+            settings=LoopSettings(clock=clock, new_id=lambda: "eval-1")
+        )
         response = adapter.evaluate(trip_prompt(), TRIP, bus=bus, session=session)
         (rendered,) = session.select(PromptRendered)
         invoked = session.select(ToolInvoked)
@@ -595,7 +600,7 @@ class TestEvents:
         ]
         session_ids = [rendered.session_id, *(event.session_id for event in invoked)]
         assert [*session_ids, executed.session_id] == [session.session_id] * 5
-        assert (executed.text, executed.tool_calls, executed.rounds, executed.halted) == (
+        assert (executed.text, executed.tool_call_count, executed.rounds, executed.halted) == (
             FINAL_TEXT,
             3,
             2,

@@ -39,7 +39,7 @@ from openai.types.responses import Response, ResponseIncludable, ToolParam  # no
 from openai.types.responses.tool_param import CodeInterpreter  # noqa: E402
 from openai.types.responses.web_search_tool_param import WebSearchToolParam  # noqa: E402
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "hosted_tools"
+FIXTURES = Path(__file__).parent.parent.parent / "fixtures" / "hosted_tools"
 
 WEB_SEARCH_CONFIGS = [
     WebSearchConfig(),

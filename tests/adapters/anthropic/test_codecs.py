@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.anthropic_bodies import (
+from tests.adapters.anthropic.bodies import (
     cited,
     message,
     search_error,

@@ -23,7 +23,7 @@ from weakincentives.tools import (
     web_search_tool,
 )
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "hosted_tools"
+FIXTURES = Path(__file__).parent.parent.parent / "fixtures" / "hosted_tools"
 CDC = "https://www.cdc.gov/flu/vaccines/index.html?utm_source=openai"
 WHO = (
     "https://www.who.int/news/item/28-02-2025-recommended-composition-of-influenza-virus-"

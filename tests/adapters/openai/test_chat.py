@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.chat_bodies import chat_call, chat_usage, completion
 from tests.adapters.conftest import OpenAILoopback, ok
-from tests.adapters.test_openai_adapter import (
+from tests.adapters.openai.chat_bodies import chat_call, chat_usage, completion
+from tests.adapters.openai.test_responses import (
     CURRENCY,
     HOTEL,
     LISBON_OUTPUT,
@@ -23,8 +23,8 @@ from tests.adapters.test_openai_adapter import (
     WEATHER,
     trip_prompt,
 )
-from weakincentives.adapters import LoopSettings
-from weakincentives.adapters.openai import ChatCompletionsAdapter
+from weakincentives.adapters import Adapter, LoopSettings
+from weakincentives.adapters.openai import ChatCompletions, ChatCompletionsAdapter
 from weakincentives.errors import (
     ConfigValidationError,
     PromptEvaluationError,
@@ -40,15 +40,21 @@ openai = pytest.importorskip("openai")
 RENDERED = "## 1 Task\nPlan a 2-night trip to Lisbon."
 
 
-def chat_adapter(loopback: OpenAILoopback, **kwargs: Any) -> ChatCompletionsAdapter:
-    return ChatCompletionsAdapter(
-        model="gpt-test",
+def chat_adapter(
+    loopback: OpenAILoopback, *, settings: LoopSettings | None = None, **kwargs: Any
+) -> Adapter[ChatCompletions]:
+    model = "gpt-test"
+    if "client" in kwargs:
+        return Adapter(ChatCompletions(model=model, **kwargs), settings=settings)
+    provider = ChatCompletions(
+        model=model,
         base_url=loopback.base_url,
         api_key="test-key",
         max_retries=0,
         timeout=10.0,
         **kwargs,
     )
+    return Adapter(provider, settings=settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +122,7 @@ class TestRequests:
         ]
         openai_loopback.reply(ok(completion(None, calls=calls)), ok(completion("Done.")))
         response = chat_adapter(openai_loopback).evaluate(trip_prompt((WEATHER, CURRENCY)), TRIP)
-        assert [execution.call.name for execution in response.tool_calls] == [
+        assert [execution.call.name for execution in response.tool_executions] == [
             "get_weather",
             "convert_currency",
         ]
@@ -152,16 +158,19 @@ class TestRequests:
         assert response_format["json_schema"]["strict"] is True
         assert response_format["json_schema"]["schema"]["required"] == ["approved", "reason"]
 
-    def test_an_empty_answer_is_replayed_with_empty_content(
+    def test_an_empty_answer_is_left_out_of_the_next_request(
         self, openai_loopback: OpenAILoopback
     ) -> None:
-        """Null content is only valid beside tool calls, so an empty reply goes back as ''."""
+        """The API refuses an assistant message with neither content nor calls, so a turn
+        that said nothing is not replayed; the feedback follows the prompt."""
         openai_loopback.reply(
             ok(completion(None)), ok(completion('{"approved": true, "reason": "ok"}'))
         )
         response = chat_adapter(openai_loopback).evaluate(verdict_prompt())
         assert response.output == Verdict(approved=True, reason="ok")
-        assert openai_loopback.bodies[1]["messages"][1] == {"role": "assistant", "content": ""}
+        messages = openai_loopback.bodies[1]["messages"]
+        assert [message["role"] for message in messages] == ["user", "user"]
+        assert messages[1]["content"].startswith("Your answer could not be used")
 
     @pytest.mark.parametrize(
         ("mode", "expected"),
@@ -354,10 +363,10 @@ class TestConfiguration:
     def test_properties_describe_the_adapter(self) -> None:
         """Name, model and an empty codec registry."""
         adapter = ChatCompletionsAdapter(model="llama", api_key="k", base_url="http://h/v1")
-        assert (adapter.name, adapter.model) == ("openai-chat", "llama")
-        assert adapter.hosted_tool_codecs == {}
-        assert isinstance(adapter.client, openai.OpenAI)
-        assert str(adapter.client.base_url) == "http://h/v1/"
+        assert (adapter.name, adapter.provider.model) == ("openai-chat", "llama")
+        assert adapter.provider.hosted_tool_codecs == {}
+        assert isinstance(adapter.provider.sdk_client, openai.OpenAI)
+        assert str(adapter.provider.sdk_client.base_url) == "http://h/v1/"
 
     def test_request_options_the_adapter_owns_are_refused(self) -> None:
         """Every reserved key and wrongly typed merged key is named in one error."""
@@ -387,9 +396,9 @@ class TestConfiguration:
 
     def test_blank_model_and_foreign_client_are_refused(self) -> None:
         """The same checks as the Responses adapter, naming this adapter."""
-        with pytest.raises(ConfigValidationError, match="ChatCompletionsAdapter model"):
+        with pytest.raises(ConfigValidationError, match="ChatCompletions model"):
             ChatCompletionsAdapter(model=" ", api_key="k")
-        with pytest.raises(ConfigValidationError, match="ChatCompletionsAdapter client"):
+        with pytest.raises(ConfigValidationError, match="ChatCompletions client"):
             ChatCompletionsAdapter(model="m", client=object())  # type: ignore[arg-type]  # the wrong type is the point
 
     def test_missing_key_says_local_servers_accept_any(self) -> None:

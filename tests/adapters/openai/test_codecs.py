@@ -36,7 +36,7 @@ from weakincentives.tools import (
     web_search_tool,
 )
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "hosted_tools"
+FIXTURES = Path(__file__).parent.parent.parent / "fixtures" / "hosted_tools"
 
 type Item = dict[str, JSONValue]
 

@@ -21,7 +21,7 @@ from weakincentives.tools import (
     code_interpreter_tool,
 )
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "hosted_tools"
+FIXTURES = Path(__file__).parent.parent.parent / "fixtures" / "hosted_tools"
 CONTAINER = "cntr_68f2b4d3c2ac8190b5e2f1a0d9c8b7a6"
 IMAGE_URL = (
     "https://api.openai.com/v1/containers/cntr_68f2b4d3c2ac8190b5e2f1a0d9c8b7a6/files/"

@@ -21,7 +21,7 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.test_openai_adapter import FINAL_TEXT, WEATHER
+from tests.adapters.openai.test_responses import FINAL_TEXT, WEATHER
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import EmptyParams, HostedTool, MarkdownSection, Prompt
 from weakincentives.runtime import InProcessEventBus, PromptRendered, Session

@@ -24,9 +24,9 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
-from weakincentives.adapters import LoopSettings, PromptResponse
-from weakincentives.adapters.openai import OpenAIAdapter
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
+from weakincentives.adapters import Adapter, LoopSettings, PromptResponse
+from weakincentives.adapters.openai import OpenAIAdapter, OpenAIResponses
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.runtime import (
     InProcessEventBus,
@@ -50,7 +50,9 @@ def client_for(loopback: OpenAILoopback, kind: ClientKind, *, max_retries: int =
     return factory(base_url=loopback.base_url, api_key="test-key", max_retries=max_retries)
 
 
-def evaluate(adapter: OpenAIAdapter, entry: Entry, **kwargs: Any) -> PromptResponse[None]:
+def evaluate(
+    adapter: Adapter[OpenAIResponses], entry: Entry, **kwargs: Any
+) -> PromptResponse[None]:
     if entry == "evaluate":
         return adapter.evaluate(trip_prompt((WEATHER,)), TRIP, **kwargs)
     return asyncio.run(adapter.evaluate_async(trip_prompt((WEATHER,)), TRIP, **kwargs))
@@ -119,7 +121,7 @@ class TestBothClientsBothEntries:
         adapter = OpenAIAdapter(model="gpt-test", client=client_for(openai_loopback, kind))
         response = evaluate(adapter, entry)
         assert response.text == ANSWER
-        assert [e.call.name for e in response.tool_calls] == ["get_weather"]
+        assert [e.call.name for e in response.tool_executions] == ["get_weather"]
         second = openai_loopback.bodies[1]["input"]
         assert second[-1]["type"] == "function_call_output"
 
@@ -234,11 +236,10 @@ class TestDeadlines:
         async def record(seconds: float) -> None:
             sleeps.append(seconds)
 
-        adapter = OpenAIAdapter(
-            model="gpt-test",
-            client=client_for(openai_loopback, "sync", max_retries=5),
-            settings=LoopSettings(sleep=record),
+        provider = OpenAIResponses(
+            model="gpt-test", client=client_for(openai_loopback, "sync", max_retries=5)
         )
+        adapter = Adapter(provider, settings=LoopSettings(sleep=record))
         deadline = datetime.now(UTC) + timedelta(seconds=5)
         with pytest.raises(PromptEvaluationError, match="deadline") as caught:
             adapter.evaluate(trip_prompt((WEATHER,)), TRIP, deadline=deadline)

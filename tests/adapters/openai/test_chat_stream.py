@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from tests.adapters.chat_bodies import chat_stream, chat_usage, chunk, text_chunks
 from tests.adapters.conftest import OpenAILoopback, Reply
-from tests.adapters.test_chat_adapter import chat_adapter
-from tests.adapters.test_openai_adapter import LISBON_OUTPUT, TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.chat_bodies import chat_stream, chat_usage, chunk, text_chunks
+from tests.adapters.openai.test_chat import chat_adapter
+from tests.adapters.openai.test_responses import LISBON_OUTPUT, TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sse import ServerEvent
 from weakincentives.adapters.openai._chat_stream import ChatStreamReader
 from weakincentives.errors import PromptEvaluationError
@@ -87,7 +87,7 @@ class TestStreamedReplies:
         response = chat_adapter(openai_loopback, stream=True).evaluate(
             trip_prompt((WEATHER,)), TRIP
         )
-        assert [(e.call.call_id, e.call.arguments) for e in response.tool_calls] == [
+        assert [(e.call.call_id, e.call.arguments) for e in response.tool_executions] == [
             ("call_a", '{"city":"Lisbon"}'),
             ("call_b", '{"city":"Porto"}'),
         ]

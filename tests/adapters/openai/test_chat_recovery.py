@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.chat_bodies import completion
 from tests.adapters.conftest import OpenAILoopback, ok
-from tests.adapters.test_chat_adapter import chat_adapter
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.chat_bodies import completion
+from tests.adapters.openai.test_chat import chat_adapter
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from weakincentives.adapters.openai._chat_recovery import recover_text_calls
 
 pytest.importorskip("openai")
@@ -103,7 +103,7 @@ class TestRecoveryInTheLoop:
         adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == "Sunny in Lisbon."
-        (execution,) = response.tool_calls
+        (execution,) = response.tool_executions
         assert execution.call.call_id == "text_call_1_1"
         assert execution.result.success is True
         messages = openai_loopback.bodies[1]["messages"]
@@ -140,4 +140,4 @@ class TestRecoveryInTheLoop:
         openai_loopback.reply(ok(completion(written)))
         response = chat_adapter(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == written
-        assert response.tool_calls == ()
+        assert response.tool_executions == ()

@@ -1,7 +1,7 @@
 """The Anthropic adapter over real HTTP: requests it sends and how it reads replies.
 
 The official ``anthropic`` SDK talks to the loopback server, which plays Messages API
-bodies built by ``anthropic_bodies`` in the shapes the SDK's types document.
+bodies built by ``tests.adapters.anthropic.bodies`` in the shapes the SDK's types document.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.anthropic_bodies import (
+from tests.adapters.anthropic.bodies import (
     message,
     root_url,
     server_tool_use,
@@ -21,7 +21,7 @@ from tests.adapters.anthropic_bodies import (
     usage,
 )
 from tests.adapters.conftest import OpenAILoopback, ok
-from tests.adapters.test_openai_adapter import (
+from tests.adapters.openai.test_responses import (
     CURRENCY,
     HOTEL,
     LISBON_OUTPUT,
@@ -29,8 +29,8 @@ from tests.adapters.test_openai_adapter import (
     WEATHER,
     trip_prompt,
 )
-from weakincentives.adapters import LoopSettings
-from weakincentives.adapters.anthropic import AnthropicAdapter
+from weakincentives.adapters import Adapter, LoopSettings
+from weakincentives.adapters.anthropic import AnthropicAdapter, AnthropicMessages
 from weakincentives.errors import (
     ConfigValidationError,
     PromptEvaluationError,
@@ -51,15 +51,21 @@ PROMPT_MESSAGE: dict[str, JSONValue] = {
 }
 
 
-def claude(loopback: OpenAILoopback, **kwargs: Any) -> AnthropicAdapter:
-    return AnthropicAdapter(
-        model="claude-test",
+def claude(
+    loopback: OpenAILoopback, *, settings: LoopSettings | None = None, **kwargs: Any
+) -> Adapter[AnthropicMessages]:
+    model = "claude-test"
+    if "client" in kwargs:
+        return Adapter(AnthropicMessages(model=model, **kwargs), settings=settings)
+    provider = AnthropicMessages(
+        model=model,
         base_url=root_url(loopback),
         api_key="test-key",
         max_retries=0,
         timeout=10.0,
         **kwargs,
     )
+    return Adapter(provider, settings=settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +127,7 @@ class TestRequests:
         openai_loopback.reply(ok(calls), ok(message(text("No rooms, but sunny."))))
         response = claude(openai_loopback).evaluate(trip_prompt((WEATHER, HOTEL)), TRIP)
         assert response.text == "No rooms, but sunny."
-        assert [e.result.success for e in response.tool_calls] == [True, False]
+        assert [e.result.success for e in response.tool_executions] == [True, False]
         second = openai_loopback.bodies[1]["messages"]
         assert second[0] == PROMPT_MESSAGE
         assert second[1] == {"role": "assistant", "content": calls["content"]}
@@ -319,6 +325,43 @@ class TestReplies:
         assert continued[-1] == {"role": "assistant", "content": paused["content"]}
         assert len(continued) == 2
 
+    def test_a_paused_turn_keeps_its_code_execution_container(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """The continuation names the container the paused part ran code in, so the files
+        it wrote are still there when the turn goes on."""
+        container: dict[str, JSONValue] = {
+            "id": "container_011CZ",
+            "expires_at": "2026-01-01T00:05:00Z",
+        }
+        paused = message(
+            text("Running. "),
+            server_tool_use("srvtoolu_1", "code_execution", {"code": "open('a','w')"}),
+            stop_reason="pause_turn",
+            container=container,
+        )
+        openai_loopback.reply(ok(paused), ok(message(text("Done."))))
+        prompt = Prompt(
+            ns="claude",
+            key="code",
+            sections=[
+                MarkdownSection(
+                    title="T",
+                    template="Go.",
+                    hosted_tools=(
+                        code_interpreter_tool(
+                            CodeInterpreterConfig(allowed_languages=("python", "bash"))
+                        ),
+                    ),
+                )
+            ],
+        )
+        response = claude(openai_loopback).evaluate(prompt)
+        assert response.text == "Running. Done."
+        first, continued = openai_loopback.bodies
+        assert "container" not in first
+        assert continued["container"] == "container_011CZ"
+
     def test_a_turn_paused_too_often_is_an_error(self, openai_loopback: OpenAILoopback) -> None:
         """After the continuation limit the evaluation fails instead of looping forever."""
         paused = message(text("."), stop_reason="pause_turn")
@@ -448,9 +491,9 @@ class TestConfiguration:
     def test_properties_describe_the_adapter(self) -> None:
         """Name, model, client and the default codecs."""
         adapter = AnthropicAdapter(model="claude-x", api_key="k", base_url="http://h")
-        assert (adapter.name, adapter.model) == ("anthropic", "claude-x")
-        assert sorted(adapter.hosted_tool_codecs) == ["code_interpreter", "web_search"]
-        assert isinstance(adapter.client, anthropic.Anthropic)
+        assert (adapter.name, adapter.provider.model) == ("anthropic", "claude-x")
+        assert sorted(adapter.provider.hosted_tool_codecs) == ["code_interpreter", "web_search"]
+        assert isinstance(adapter.provider.sdk_client, anthropic.Anthropic)
 
     def test_request_options_the_adapter_owns_are_refused(self) -> None:
         """Reserved and wrongly typed options are named together."""
@@ -463,9 +506,9 @@ class TestConfiguration:
 
     def test_bad_arguments_are_refused(self) -> None:
         """Blank model, unknown output format and foreign clients are configuration errors."""
-        with pytest.raises(ConfigValidationError, match="AnthropicAdapter model"):
+        with pytest.raises(ConfigValidationError, match="AnthropicMessages model"):
             AnthropicAdapter(model="", api_key="k")
-        with pytest.raises(ConfigValidationError, match="'json_schema' or 'prompt'"):
+        with pytest.raises(ConfigValidationError, match="'json_schema', 'prompt'"):
             AnthropicAdapter(model="m", api_key="k", output_format="xml")  # type: ignore[arg-type]  # the wrong value is the point
         with pytest.raises(ConfigValidationError, match=r"anthropic\.Anthropic or"):
             AnthropicAdapter(model="m", client=object())  # type: ignore[arg-type]  # the wrong type is the point

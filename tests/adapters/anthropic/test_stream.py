@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.adapters.anthropic_bodies import (
+from tests.adapters.anthropic.bodies import (
     cited,
     events,
     message,
@@ -19,9 +19,9 @@ from tests.adapters.anthropic_bodies import (
     tool_use,
     usage,
 )
+from tests.adapters.anthropic.test_messages import claude
 from tests.adapters.conftest import OpenAILoopback, Reply
-from tests.adapters.test_anthropic_adapter import claude
-from tests.adapters.test_openai_adapter import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sse import ServerEvent
 from weakincentives.adapters.anthropic._stream import MessagesStreamReader
 from weakincentives.errors import PromptEvaluationError
@@ -70,7 +70,7 @@ class TestStreamedReplies:
         calls = message(text("Checking."), tool_use("toolu_1", "get_weather", {"city": "Lisbon"}))
         openai_loopback.reply(events(*streamed(calls)), events(*streamed(message(text("Sunny.")))))
         response = claude(openai_loopback, stream=True).evaluate(trip_prompt((WEATHER,)), TRIP)
-        (execution,) = response.tool_calls
+        (execution,) = response.tool_executions
         assert execution.call.arguments == '{"city": "Lisbon"}'
         replayed = openai_loopback.bodies[1]["messages"][1]
         assert replayed == {"role": "assistant", "content": calls["content"]}

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.adapters.conftest import OpenAILoopback, ok, response_body
-from weakincentives.adapters import evaluate_with_disclosure
 from weakincentives.discovery import CallResponse, ToolCatalog, ToolDiscovery, ToolDiscoverySection
 from weakincentives.prompt import (
     MarkdownSection,
@@ -82,12 +81,8 @@ def test_open_sections_halts_then_the_retry_sends_the_expanded_prompt(
     )
     bus = InProcessEventBus()
     session = Session(bus=bus)
-    response = evaluate_with_disclosure(
-        openai_loopback.adapter(),
-        disclosure_template(),
-        Project(name="Wink"),
-        bus=bus,
-        session=session,
+    response = openai_loopback.adapter().evaluate(
+        disclosure_template(), Project(name="Wink"), bus=bus, session=session
     )
     first, second = openai_loopback.bodies
     assert "Documentation for Wink is available." in first["input"][0]["content"]
