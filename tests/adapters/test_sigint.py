@@ -124,7 +124,7 @@ def test_sigint_interrupts_a_sync_evaluate_within_a_second(where: str) -> None:
 NESTED = r"""
 from dataclasses import dataclass
 
-from weakincentives.adapters import LoopSettings, OfflineAdapter, ScriptedCall, ScriptedTurn
+from weakincentives.adapters import Adapter, LoopSettings, OfflineModel, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 
 
@@ -151,12 +151,12 @@ tool = Tool(name="nest", description="Nest.", handler=nest)
 section = MarkdownSection(title="O", template="Go.", tools=[tool])
 prompt = Prompt(ns="t", key="outer", sections=[section])
 script = [
-    ScriptedTurn(tool_calls=(ScriptedCall(name="nest", arguments={"name": "x"}),)),
-    ScriptedTurn(tool_calls=(ScriptedCall(name="leaf", arguments={"name": "y"}),)),  # nested
+    ScriptedTurn(calls=(ScriptedCall(name="nest", arguments={"name": "x"}),)),
+    ScriptedTurn(calls=(ScriptedCall(name="leaf", arguments={"name": "y"}),)),  # nested
     ScriptedTurn(text="inner"),
     ScriptedTurn(text="outer"),
 ]
-adapter = OfflineAdapter(script, settings=LoopSettings(max_concurrency=1))
+adapter = Adapter(OfflineModel(script), settings=LoopSettings(max_concurrency=1))
 response = adapter.evaluate(prompt)
 print(response.tool_results[0].message, response.text, flush=True)
 """
