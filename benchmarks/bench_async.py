@@ -15,6 +15,10 @@ are measured the same way in one run:
 - ``concurrent``: one round with 10 calls of an ``async def`` tool that sleeps 50 ms.
   The async core runs them at once (about 50 ms); the old loop ran them one after the
   other (about 500 ms).
+- ``wakeups``: how many times the event loop wakes during one round of two sync calls,
+  one of which blocks for ``BLOCKED_SECONDS``, counted with an event loop that counts
+  its iterations (``_run_once``). A loop that polls for stalled worker threads wakes
+  hundreds of times; one driven by events only when something happens.
 
 Run: ``.venv/bin/python benchmarks/bench_async.py [--baseline REF]`` (default ref:
 ``5b681ba``, the commit before the async core). Without git or that ref, only the
@@ -36,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "5b681ba"
 REPEATS = 7
 TURNS = 200
+BLOCKED_SECONDS = 0.5
 
 SCENARIO = r"""
 import asyncio, json, sys, time
@@ -44,7 +49,7 @@ import weakincentives.adapters as adapters
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 
-TURNS, REPEATS = int(sys.argv[1]), int(sys.argv[2])
+TURNS, REPEATS, BLOCKED = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 
 # The same scenario runs on the baseline tree, whose names differ: ScriptedTurn's calls
 # were ``tool_calls`` and loop settings had shorthand keywords on the adapter.
@@ -108,6 +113,27 @@ def rounds_run(rounds):
     adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=aping)))
     return (time.process_time() - start) / (rounds + 1)
 
+class CountingLoop(asyncio.SelectorEventLoop):
+    wakeups = 0
+
+    def _run_once(self):
+        CountingLoop.wakeups += 1
+        super()._run_once()
+
+def blocked(params: Ping, *, context: ToolContext) -> ToolResult[None]:
+    if params.n == 0:
+        time.sleep(BLOCKED)
+    return ToolResult(message="done")
+
+def wakeup_run():
+    calls = (ScriptedCall(name="blocked", arguments={"n": 0}, call_id="c0"),
+             ScriptedCall(name="blocked", arguments={"n": 1}, call_id="c1"))
+    adapter = OfflineAdapter([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="done")])
+    tool = Tool(name="blocked", description="Block.", handler=blocked)
+    CountingLoop.wakeups = 0
+    asyncio.run(adapter.evaluate_async(prompt(tool)), loop_factory=CountingLoop)
+    return CountingLoop.wakeups
+
 turn_run()  # warm caches (schemas, compiled templates)
 print(json.dumps({
     "turn": min(turn_run() for _ in range(REPEATS)) / (TURNS + 1),
@@ -115,6 +141,7 @@ print(json.dumps({
     "concurrent": min(concurrent_run() for _ in range(3)),
     "rounds_10": min(rounds_run(10) for _ in range(REPEATS)),
     "rounds_400": min(rounds_run(400) for _ in range(3)),
+    "wakeups": min(wakeup_run() for _ in range(3)),
 }))
 """
 
@@ -122,7 +149,7 @@ print(json.dumps({
 def measure(source: Path) -> dict[str, float]:
     """Run the scenarios with ``source`` (a ``src`` directory) first on the path."""
     completed = subprocess.run(
-        [sys.executable, "-c", SCENARIO, str(TURNS), str(REPEATS)],
+        [sys.executable, "-c", SCENARIO, str(TURNS), str(REPEATS), str(BLOCKED_SECONDS)],
         capture_output=True,
         text=True,
         check=True,
@@ -171,6 +198,12 @@ def main() -> None:
             continue
         reference = (baseline or current)[key]
         print(f"{name:<46}{n:>6}{figures[key] * 1000:>10.3f}{figures[key] / reference:>8.2f}")
+    for label, figures in (("baseline", baseline), ("async loop", current)):
+        if figures is not None:
+            wakeups = figures["wakeups"]
+            reference = (baseline or current)["wakeups"]
+            name = f"loop wake-ups, {BLOCKED_SECONDS:g} s blocked turn: {label}"
+            print(f"{name:<46}{2:>6}{wakeups:>10.0f}{wakeups / reference:>8.2f}")
     # Linear means a round costs the same however long the run: the 400/10 ratio stays near 1.
     for label, figures in (("baseline", baseline), ("async loop", current)):
         if figures is None:

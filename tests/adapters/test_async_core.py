@@ -20,7 +20,6 @@ from weakincentives.adapters import (
     ScriptedTurn,
     ToolOutputMessage,
 )
-from weakincentives.adapters import _tool_round as tool_round
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 from weakincentives.runtime import (
@@ -31,6 +30,7 @@ from weakincentives.runtime import (
     TextDelta,
     ToolInvoked,
 )
+from weakincentives.runtime import _batch as batch
 
 WAIT = 5.0
 """Upper bound for waits that must succeed at once; reaching it fails the test, never hangs it."""
@@ -304,7 +304,7 @@ class TestConcurrentCalls:
         The ramp interval is made long so that a pause of this machine cannot look like
         a stall; the next test shows the ramp itself.
         """
-        monkeypatch.setattr(tool_round, "RAMP_SECONDS", WAIT)
+        monkeypatch.setattr(batch, "RAMP_SECONDS", WAIT)
         threads: set[threading.Thread] = set()
 
         def quick(params: Step) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from weakincentives.errors import PromptRenderError, PromptValidationError
 from weakincentives.prompt import (
     OPEN_SECTIONS,
     OPEN_SECTIONS_INLINE,
+    ExecutionScope,
     MarkdownSection,
     OpenedSections,
     OpenSectionsResult,
@@ -24,7 +26,6 @@ from weakincentives.prompt import (
     ToolResult,
 )
 from weakincentives.runtime import (
-    ExecutionScope,
     InProcessEventBus,
     Session,
     ToolCall,
@@ -145,13 +146,15 @@ def call(
 ) -> ToolResult[Any]:
     bus = InProcessEventBus()
     rendered = prompt.render(visibility_overrides=visibility)
-    scope = ExecutionScope(prompt=prompt, session=Session(bus=bus), bus=bus, rendered=rendered)
+    scope = ExecutionScope(
+        prompt=prompt, session=Session(bus=bus), event_bus=bus, rendered_prompt=rendered
+    )
     tool_call = ToolCall(
         call_id="c1",
         name="open_sections",
         arguments=json.dumps({"section_keys": keys, "reason": reason}),
     )
-    return execute_tool_call(tool_call, scope).result
+    return asyncio.run(execute_tool_call(tool_call, scope)).result
 
 
 class TestHandler:

@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import threading
 import warnings
+from collections.abc import Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -93,6 +94,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
         return run_sync(
@@ -105,6 +107,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
                 deadline=deadline,
                 continue_from=continue_from,
                 disclosure=disclosure,
+                extras=extras,
             )
         )
 
@@ -118,14 +121,16 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> PromptResponse[OutputT]:
         """Render, run the tool loop to a final answer and parse it, on the running loop.
 
         ``deadline`` (timezone-aware) bounds the whole evaluation, provider retries
         included. ``continue_from`` carries an earlier response's exchange on after the
         new render (from this or any other adapter). ``disclosure`` overrides
-        ``settings.disclosure`` for this call. A closed adapter raises
-        ``AdapterClosedError``.
+        ``settings.disclosure`` for this call. ``extras`` reach every handler as
+        ``context.extras`` (snake_case keys, else ``PromptValidationError``). A closed
+        adapter raises ``AdapterClosedError``.
         """
         self._check_open()
         _check_deadline(deadline)
@@ -151,6 +156,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
             deadline=deadline,
             earlier=earlier,
             executor=self._thread_pool(),
+            extras=extras,
         )
         return await evaluation.run()
 
@@ -200,16 +206,26 @@ class Adapter[ProviderT: Provider[Any, Any]]:
             raise AdapterClosedError(adapter_name=self.name)
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        """Worker threads for sync handlers, as many as calls may run at once."""
+        """Worker threads for sync handlers, started on demand and reused when idle.
+
+        Not the concurrency limit: ``max_concurrency`` bounds each evaluation's calls.
+        A pool that small would deadlock a nested evaluation (a sync handler calling
+        ``context.adapter.evaluate``), whose calls would wait for the thread its caller
+        holds.
+        """
         with self._lock:
             if self._closed:
                 raise AdapterClosedError(adapter_name=self.name)
             if self._executor is None:
                 self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self._settings.max_concurrency,
+                    max_workers=_MAX_WORKER_THREADS,
                     thread_name_prefix=f"weakincentives-{self.name}-tool",
                 )
             return self._executor
+
+
+_MAX_WORKER_THREADS = 1024
+"""A bound on the adapter's worker threads across all its evaluations (nested included)."""
 
 
 def _check_deadline(deadline: object) -> None:

@@ -27,6 +27,7 @@ from weakincentives.prompt._section import EmptyParams, Section
 from weakincentives.prompt._template import PromptTemplate
 from weakincentives.prompt._tool import Tool, ToolHandler, ToolSpec, tool
 from weakincentives.prompt._tool_context import (
+    ExecutionScope,
     ProviderRequest,
     ResponseAccumulator,
     ToolContext,
@@ -49,6 +50,7 @@ __all__ = [
     "EvaluatingAdapter",
     "EvaluationOutcome",
     "EventPublisher",
+    "ExecutionScope",
     "HostedTool",
     "HostedToolConfig",
     "HostedToolOutput",
