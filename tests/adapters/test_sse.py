@@ -22,6 +22,8 @@ def streams(draw: st.DrawFn) -> bytes:
             lines.append(f": {draw(_VALUES)}")
         if draw(st.booleans()):
             lines.append(f"event: {draw(_VALUES)}")
+        if draw(st.booleans()):
+            lines.append(f"{draw(st.sampled_from(('id', 'retry')))}: {draw(_VALUES)}")
         lines.extend(
             f"data:{draw(st.sampled_from(('', ' ')))}{draw(_VALUES)}"
             for _ in range(draw(st.integers(1, 3)))

@@ -280,6 +280,31 @@ def test_a_broken_stream_is_a_response_error_and_not_a_success(
 
 
 class TestReader:
+    def test_what_the_reader_does_not_know_is_left_out(self) -> None:
+        """An unknown event, an unknown delta and a delta missing its piece change nothing."""
+        seen: list[str] = []
+        reader = MessagesStreamReader(seen.append, prompt_name="p")
+        body = message(text("Hi."))
+        events: list[JSONValue] = [
+            {"type": "message_start", "message": {**body, "content": [], "stop_reason": None}},
+            {"type": "content_block_start", "index": 0, "content_block": text("")},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "Hi."},
+            },
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta"}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "future_delta", "x": 1}},
+            {"type": "content_block_future", "index": 0},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+            {"type": "message_stop"},
+        ]
+        for data in events:
+            reader.read(ServerEvent(event=None, data=json.dumps(data)))
+        assert reader.result()["content"] == [text("Hi.")]
+        assert seen == ["Hi."]
+
     def test_thinking_signatures_stop_details_and_container_are_kept(self) -> None:
         """Everything the next request must replay, and what errors read, is in the message."""
         reader = MessagesStreamReader(lambda piece: None, prompt_name="p")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 from hypothesis import given
@@ -73,6 +74,35 @@ def test_deltas_that_contradict_the_closing_body_fail_the_evaluation(
     assert session.select(PromptFailed)[0].phase == "response"
 
 
+def test_a_last_event_without_a_blank_line_after_it_still_counts(
+    openai_loopback: OpenAILoopback,
+) -> None:
+    """The closing event is dispatched when the stream ends, even unterminated."""
+    reply = stream_of(["Sun", "ny."], response_body(message("Sunny.")))
+    assert reply.raw is not None
+    assert reply.raw.endswith(b"\n\n")
+    openai_loopback.reply(Reply(raw=reply.raw[:-2], headers=reply.headers))
+    assert openai_loopback.adapter(stream=True).evaluate(PROMPT).text == "Sunny."
+
+
+def test_a_corrupt_content_encoding_is_a_response_error(openai_loopback: OpenAILoopback) -> None:
+    """A body announced as gzip that is not: phase response, the decoder's complaint kept."""
+    openai_loopback.reply(
+        Reply(
+            raw=b"definitely not gzip",
+            headers={"content-type": "application/json", "content-encoding": "gzip"},
+        )
+    )
+    with pytest.raises(
+        PromptEvaluationError, match="content encoding could not be decoded"
+    ) as caught:
+        openai_loopback.adapter().evaluate(PROMPT)
+    assert (caught.value.phase, caught.value.provider_payload) == (
+        "response",
+        {"error": "decoding"},
+    )
+
+
 def test_a_stream_without_deltas_is_read_from_its_body(openai_loopback: OpenAILoopback) -> None:
     """No delta came, so nothing was shown: the body's text is the answer and one delta."""
     openai_loopback.reply(stream_of([], response_body(message("Sun", "ny."))))
@@ -95,7 +125,21 @@ def test_any_split_of_the_text_into_deltas_agrees_with_the_body(
     text = "".join(parts)
     points = sorted({cut % (len(text) + 1) for cut in cuts})
     deltas = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
-    body = response_body(message(*parts))
+    call: dict[str, JSONValue] = {
+        "id": "fc_1",
+        "type": "function_call",
+        "status": "completed",
+        "call_id": "call_1",
+        "name": "lookup",
+        "arguments": "{}",
+    }
+    answer = message(*parts)
+    # A refusal part and a function call carry no output_text: the deltas leave them out.
+    answer["content"] = [
+        *cast("list[JSONValue]", answer["content"]),
+        {"type": "refusal", "refusal": "no"},
+    ]
+    body = response_body(answer, call)
     seen: list[str] = []
     reader = ResponsesStreamReader(seen.append, prompt_name="p")
     for delta in deltas:
