@@ -27,9 +27,12 @@ DIVERSIFY_DEPTH = 30
 _MIX = 0.5
 _MIN_TERMS = 2
 """A clause needs this many distinct content terms to count as a request of its own."""
+# A clause break's leading whitespace is only read from the start of its run (the
+# lookbehind): a plain leading \s* is tried again from every position inside a run,
+# which is quadratic in the run's length. The splits are the same.
 _BREAKS = re.compile(
     r"(?<=[.?!;])\s+"
-    r"|\s*\b(?:also|additionally|furthermore|moreover|finally|then|as well as)\b,?\s*",
+    r"|(?:(?<!\s)\s*)?\b(?:also|additionally|furthermore|moreover|finally|then|as well as)\b,?\s*",
     re.IGNORECASE,
 )
 
