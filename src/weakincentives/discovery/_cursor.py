@@ -27,8 +27,8 @@ _VERSION = 1
 def request_fingerprint(*parts: object) -> str:
     """Digest the parts of a request (JSON-serialisable values) into a short key.
 
-    The JSON is ASCII (``\\uXXXX`` escapes), so any text, lone surrogates included,
-    digests.
+    The JSON is written in ASCII (non-ASCII characters escaped), so any text digests,
+    lone surrogates included.
     """
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("ascii")).hexdigest()[:24]

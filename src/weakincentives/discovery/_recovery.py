@@ -139,9 +139,10 @@ class Recovery:
     def invalid_arguments(
         tool: CatalogTool, problems: tuple[SchemaViolation, ...]
     ) -> DiscoveryError:
-        """INVALID_ARGUMENTS with the violations and their JSON paths (the first ``MAX_VIOLATIONS``).
+        """INVALID_ARGUMENTS with each violation and its JSON path.
 
-        The message names the first few and counts the rest.
+        The error keeps the first ``MAX_VIOLATIONS``; its message names the first
+        few and counts the rest.
         """
         shown = [clip(problem.render(), TEXT_LIMIT) for problem in problems[:LIST_LIMIT]]
         rest = len(problems) - len(shown)
