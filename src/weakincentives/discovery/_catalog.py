@@ -15,6 +15,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from weakincentives._bounded import quote
+from weakincentives.discovery._limits import (
+    MAX_NAME_CHARS,
+    MAX_PATH_DEPTH,
+    MAX_PROBLEMS_SHOWN,
+    lone_surrogate,
+    shown_path,
+)
+from weakincentives.discovery._records import read_records
 from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool
 from weakincentives.serde import JSONValue, schema, schema_problems
@@ -104,8 +113,11 @@ class ToolCatalog:
     Nodes not given explicitly are created for every prefix of every tool
     path (name = last segment, empty summary). Construction collects every
     problem (duplicate tool ids or node paths, empty names, empty or blank
-    paths, schemas that are not objects) and raises one
-    :class:`~weakincentives.errors.CatalogError` listing them all.
+    paths, paths deeper than ``MAX_PATH_DEPTH`` or ids, names, segments and tags
+    longer than ``MAX_NAME_CHARS``, text UTF-8 cannot encode, schemas that are not
+    objects or not JSON) before building anything, and raises one
+    :class:`~weakincentives.errors.CatalogError` listing them (the first
+    ``MAX_PROBLEMS_SHOWN``, then a count).
     """
 
     __slots__ = (
@@ -120,17 +132,19 @@ class ToolCatalog:
     )
 
     def __init__(self, *, tools: Iterable[CatalogTool], nodes: Iterable[CatalogNode] = ()) -> None:
-        tool_list = tuple(tools)
-        node_list = tuple(nodes)
+        self._build(tuple(tools), tuple(nodes), labels=None)
+
+    def _build(
+        self,
+        tool_list: tuple[CatalogTool, ...],
+        node_list: tuple[CatalogNode, ...],
+        *,
+        labels: Sequence[str] | None,
+    ) -> None:
+        """Validate, then index; ``labels`` name where each tool came from (a file's lines)."""
         problems = _validate(tool_list, node_list)
         if problems:
-            first_tool, first_path, _ = problems[0]
-            lines = "\n".join(f"- {text}" for _, _, text in problems)
-            raise CatalogError(
-                f"{len(problems)} problem(s) in the tool catalogue:\n{lines}",
-                tool_id=first_tool,
-                path=first_path,
-            )
+            raise _catalog_error(problems, labels)
         self._tools: Sequence[CatalogTool] = tool_list
         self._by_id: Mapping[str, int] = {tool.tool_id: k for k, tool in enumerate(tool_list)}
         nodes_by_path = _complete_nodes(node_list, tool_list)
@@ -164,25 +178,35 @@ class ToolCatalog:
         Each record has ``tool_id``, ``name``, ``path`` (one list of
         segments) or ``paths`` (a list of them), and optionally ``summary``,
         ``tags``, ``args_schema`` and ``result_schema``, the layout of a
-        catalogue JSON-lines file. Malformed records are reported together.
+        catalogue JSON-lines file. Malformed records are reported together,
+        each by its position (``record 3``).
         """
+        return cls._from_labelled([(f"record {k}", record) for k, record in enumerate(records)])
+
+    @classmethod
+    def _from_labelled(cls, records: Sequence[tuple[str, Mapping[str, object]]]) -> ToolCatalog:
+        """The catalogue of ``records``; every problem is named by its record's label."""
         tools: list[CatalogTool] = []
+        labels: list[str] = []
         problems: list[str] = []
         first_id: str | None = None
-        for position, record in enumerate(records):
-            tool_or_problem = _tool_from_record(record, position)
+        for label, record in records:
+            tool_or_problem = _tool_from_record(record, label)
             if isinstance(tool_or_problem, CatalogTool):
                 tools.append(tool_or_problem)
+                labels.append(label)
             else:
                 problems.append(tool_or_problem)
                 if first_id is None and isinstance(record.get("tool_id"), str):
                     first_id = str(record["tool_id"])
         if problems:
-            lines = "\n".join(f"- {text}" for text in problems)
             raise CatalogError(
-                f"{len(problems)} malformed catalogue record(s):\n{lines}", tool_id=first_id
+                f"{len(problems):,} malformed catalogue record(s):\n{_listed(problems)}",
+                tool_id=first_id,
             )
-        return cls(tools=tools)
+        catalog = cls.__new__(cls)
+        catalog._build(tuple(tools), (), labels=labels)
+        return catalog
 
     @classmethod
     def from_tools(
@@ -226,20 +250,15 @@ class ToolCatalog:
 
     @classmethod
     def from_jsonl(cls, path: str | Path) -> ToolCatalog:
-        """Read a catalogue from a JSON-lines file of tool records (see ``from_records``)."""
-        records: list[Mapping[str, object]] = []
-        with Path(path).open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-                if not isinstance(record, dict):
-                    raise CatalogError(f"{path}:{number}: expected a JSON object per line")
-                records.append(record)
-        return cls.from_records(records)
+        """Read a catalogue from a file of tool records (see ``from_records``).
+
+        The file holds JSON lines (one record per line; blank lines are skipped) or
+        one JSON array of records. It is untrusted: anything that is not UTF-8 JSON
+        (``NaN``, nesting deeper than ``MAX_JSON_DEPTH``, lone surrogates) and every
+        problem of a record is a ``CatalogError`` naming the file and the line
+        (``tools.jsonl:7``) or array item.
+        """
+        return cls._from_labelled(read_records(path))
 
     @property
     def tools(self) -> Sequence[CatalogTool]:
@@ -308,39 +327,120 @@ class ToolCatalog:
         return self._tag_index.get(tag.casefold(), frozenset())
 
 
-def _validate(
-    tools: tuple[CatalogTool, ...], nodes: tuple[CatalogNode, ...]
-) -> list[tuple[str | None, TreePath | None, str]]:
-    problems: list[tuple[str | None, TreePath | None, str]] = []
+type _Problem = tuple[int | None, str | None, TreePath | None, str]
+"""(position of the tool, tool id, path, what is wrong); position is None for a node."""
+
+
+def _catalog_error(problems: list[_Problem], labels: Sequence[str] | None) -> CatalogError:
+    """One error listing ``problems`` (bounded), each prefixed by its tool's label if known."""
+    _, first_tool, first_path, _ = problems[0]
+    texts = [
+        f"{labels[position]}: {text}" if labels is not None and position is not None else text
+        for position, _, _, text in problems[:MAX_PROBLEMS_SHOWN]
+    ]
+    return CatalogError(
+        f"{len(problems):,} problem(s) in the tool catalogue:\n"
+        f"{_listed(texts, total=len(problems))}",
+        tool_id=first_tool,
+        path=first_path,
+    )
+
+
+def _listed(texts: Sequence[str], *, total: int | None = None) -> str:
+    """Bullet lines for the first ``MAX_PROBLEMS_SHOWN`` texts, then a count of the rest."""
+    shown = texts[:MAX_PROBLEMS_SHOWN]
+    rest = (len(texts) if total is None else total) - len(shown)
+    lines = "\n".join(f"- {text}" for text in shown)
+    return f"{lines}\n- and {rest:,} more" if rest > 0 else lines
+
+
+def _text_problem(what: str, text: str, limit: int | None = MAX_NAME_CHARS) -> str | None:
+    """Why ``text`` cannot be catalogue text (too long, or not encodable as UTF-8), or None."""
+    if limit is not None and len(text) > limit:
+        return f"{what} has {len(text):,} characters (at most {limit})"
+    found = lone_surrogate(text)
+    if found is not None:
+        return f"{what} has a lone surrogate at character {found} (UTF-8 cannot encode it)"
+    return None
+
+
+def _texts_problems(texts: Iterable[tuple[str, str, int | None]]) -> list[str]:
+    """:func:`_text_problem` of each ``(what, text, limit)``."""
+    found = (_text_problem(what, text, limit) for what, text, limit in texts)
+    return [problem for problem in found if problem is not None]
+
+
+def _path_problems(path: TreePath) -> list[str]:
+    """Why ``path`` cannot be a category path (empty, too deep, a bad segment)."""
+    if not path:
+        return ["an empty path; give at least one category"]
+    if len(path) > MAX_PATH_DEPTH:
+        return [f"a path of {len(path):,} segments (at most {MAX_PATH_DEPTH})"]
+    if any(not segment.strip() for segment in path):
+        return [f"path {shown_path(path)} with an empty segment"]
+    segments = ((f"segment {k}", segment, MAX_NAME_CHARS) for k, segment in enumerate(path))
+    return [f"path {shown_path(path)}, whose {text}" for text in _texts_problems(segments)]
+
+
+def _tool_problems(tool: CatalogTool) -> list[tuple[TreePath | None, str]]:
+    """(path, what is wrong) for one tool on its own; duplicates are found across tools.
+
+    Each text continues a sentence about the tool (`` has no category path``, ``: name ...``).
+    """
+    problems: list[tuple[TreePath | None, str]] = [
+        (None, f" has an empty {what}")
+        for what, text in (("tool_id", tool.tool_id), ("name", tool.name))
+        if not text.strip()
+    ]
+    texts = [
+        ("tool_id", tool.tool_id, MAX_NAME_CHARS),
+        ("name", tool.name, MAX_NAME_CHARS),
+        ("summary", tool.summary, None),
+        *((f"tag {quote(tag)}", tag, MAX_NAME_CHARS) for tag in tool.tags),
+    ]
+    problems.extend((None, f": {text}") for text in _texts_problems(texts))
+    if not tool.paths:
+        problems.append((None, " has no category path"))
+    for path in tool.paths:
+        problems.extend((path, f" has {text}") for text in _path_problems(path))
+    problems.extend((None, f": {text}") for text in _schema_issues(tool))
+    return problems
+
+
+def _node_problems(node: CatalogNode) -> list[str]:
+    """What is wrong with one declared node on its own; duplicates are found across nodes."""
+    problems = [f"has {text}" for text in _path_problems(node.path)]
+    if not node.name.strip():
+        problems.append("has an empty name")
+    texts = [
+        ("name", node.name, MAX_NAME_CHARS),
+        ("summary", node.summary, None),
+        *((f"tag {quote(tag)}", tag, MAX_NAME_CHARS) for tag in node.tags),
+    ]
+    problems.extend(_texts_problems(texts))
+    return problems
+
+
+def _validate(tools: tuple[CatalogTool, ...], nodes: tuple[CatalogNode, ...]) -> list[_Problem]:
+    problems: list[_Problem] = []
     seen_ids: set[str] = set()
-    for tool in tools:
+    for position, tool in enumerate(tools):
         tid = tool.tool_id
-        if not tid.strip():
-            problems.append((tid, None, f"tool {tool.name!r} has an empty tool_id"))
-        elif tid in seen_ids:
-            problems.append((tid, None, f"tool_id {tid!r} is used by more than one tool"))
+        shown = quote(tid if tid.strip() else tool.name)  # a tool without an id by its name
+        if tid in seen_ids and tid.strip():
+            problems.append((position, tid, None, f"tool_id {shown} is used by more than one tool"))
         seen_ids.add(tid)
-        if not tool.name.strip():
-            problems.append((tid, None, f"tool {tid!r} has an empty name"))
-        if not tool.paths:
-            problems.append((tid, None, f"tool {tid!r} has no category path"))
-        for path in tool.paths:
-            if not path or any(not segment.strip() for segment in path):
-                problems.append(
-                    (tid, path, f"tool {tid!r} has path {list(path)!r} with an empty segment")
-                    if path
-                    else (tid, path, f"tool {tid!r} has an empty path; give at least one category")
-                )
-        problems.extend((tid, None, f"tool {tid!r}: {text}") for text in _schema_issues(tool))
+        problems.extend(
+            (position, tid, path, f"tool {shown}{text}") for path, text in _tool_problems(tool)
+        )
     seen_paths: set[TreePath] = set()
     for node in nodes:
-        if not node.path or any(not segment.strip() for segment in node.path):
-            problems.append((None, node.path, f"node {node.name!r} has an empty path segment"))
-        elif node.path in seen_paths:
-            problems.append((None, node.path, f"node path {list(node.path)!r} is declared twice"))
+        where = f"node {shown_path(node.path)}"
+        found = _node_problems(node)
+        if node.path in seen_paths and node.path:
+            found.append("is declared twice")
         seen_paths.add(node.path)
-        if not node.name.strip():
-            problems.append((None, node.path, f"node {list(node.path)!r} has an empty name"))
+        problems.extend((None, None, node.path, f"{where} {text}") for text in found)
     return problems
 
 
@@ -357,8 +457,9 @@ def _schema_issues(tool: CatalogTool) -> list[str]:
     return issues
 
 
-def _tool_from_record(record: Mapping[str, object], position: int) -> CatalogTool | str:
-    where = f"record {position} ({record.get('tool_id', 'no tool_id')!r})"
+def _tool_from_record(record: Mapping[str, object], label: str) -> CatalogTool | str:
+    given = record.get("tool_id", "no tool_id")
+    where = f"{label} ({quote(given) if isinstance(given, str) else _kind(given)})"
     tool_id, name = record.get("tool_id"), record.get("name")
     if not isinstance(tool_id, str) or not isinstance(name, str):
         return f"{where}: tool_id and name must be strings"
@@ -385,6 +486,12 @@ def _tool_from_record(record: Mapping[str, object], position: int) -> CatalogToo
         args_schema=args_schema,
         result_schema=result_schema,
     )
+
+
+def _kind(value: object) -> str:
+    """A non-string ``tool_id`` for a message: the value if it is short, else its type."""
+    text = repr(value) if isinstance(value, int | float | bool | None) else ""
+    return text if 0 < len(text) <= 40 else type(value).__name__
 
 
 def _complete_nodes(
