@@ -44,7 +44,7 @@ def _scalar(value: object) -> str | None:
     if isinstance(value, str):
         return _surrogate(value)
     if isinstance(value, int):
-        return None if _printable(value) else f"{describe(value)} has too many digits to write"
+        return None if _printable(value) else f"{describe(value)} cannot be written"
     if isinstance(value, float):
         return None if value - value == 0.0 else f"{value} is not a JSON number"
     return f"{describe(value)} is not a JSON value"
@@ -89,7 +89,10 @@ def _is_plain(value: object) -> bool:
         elif cls is float:
             if item - item != 0.0:
                 return False
-        elif not (cls is int or cls is bool or item is None):
+        elif cls is int:
+            if not _printable(item):
+                return False
+        elif not (cls is bool or item is None):
             return False
     return True
 

@@ -30,14 +30,19 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from weakincentives._bounded import TEXT_LIMIT, clip, listing, quote
 from weakincentives.serde._failure import key_segment
 from weakincentives.serde._loads import MAX_JSON_DEPTH
 from weakincentives.serde._portable import portable_problem
 
-__all__ = ["MAX_SCHEMA_NESTING", "SchemaViolation", "schema_problems", "validate"]
+__all__ = [
+    "MAX_SCHEMA_CHECKS",
+    "MAX_SCHEMA_NESTING",
+    "SchemaViolation",
+    "schema_problems",
+    "validate",
+]
 
 MAX_SCHEMA_NESTING = MAX_JSON_DEPTH + 64
 """Deepest nesting of checks ``validate`` follows (values, ``$ref`` and combinators).
@@ -47,10 +52,27 @@ the recursive walk well inside Python's recursion limit (at most three frames a
 level).
 """
 
-# The root schema of the validation in progress, for resolving $ref; set by ``validate``.
-_ROOT: ContextVar[Mapping[str, object]] = ContextVar(
-    "weakincentives_schema_root", default=MappingProxyType({})
-)
+MAX_SCHEMA_CHECKS = 100_000
+"""Checks one ``validate`` call makes at most (one per value and schema it meets).
+
+Combinators multiply work: ``anyOf`` tries every branch, and ``$ref`` lets a
+schema reuse a branch, so a small schema can ask for exponentially many checks
+(``anyOf: [{"$ref": "#"}, {"$ref": "#"}]``). Past the budget (about a second of
+such a schema; arguments of tens of thousands of values fit) the walk stops and
+says so.
+"""
+
+
+@dataclass(slots=True)
+class _Walk:
+    """The validation in progress: the root for ``$ref``, and the checks still allowed."""
+
+    root: Mapping[str, object]
+    left: int
+
+
+# Set by ``validate`` around each walk (which is the only caller of ``_check``).
+_WALK: ContextVar[_Walk] = ContextVar("weakincentives_schema_walk")
 
 _TYPE_NAMES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _SCHEMA_KEYS = ("additionalProperties", "items")
@@ -84,11 +106,16 @@ def validate(schema: object, value: object) -> tuple[SchemaViolation, ...]:
     keys. ``True`` and ``False`` are booleans, never integers.
     """
     out: list[SchemaViolation] = []
-    token = _ROOT.set(schema if isinstance(schema, Mapping) else {})
+    walk = _Walk(root=schema if isinstance(schema, Mapping) else {}, left=MAX_SCHEMA_CHECKS)
+    token = _WALK.set(walk)
     try:
         _check(schema, value, "$", out, 0)
     finally:
-        _ROOT.reset(token)
+        _WALK.reset(token)
+    if walk.left < 0:
+        message = f"too complex to check in {MAX_SCHEMA_CHECKS:,} steps (the schema's "
+        message += "combinators multiply the work); the checks so far are listed"
+        out.append(SchemaViolation(path="$", message=message))
     return tuple(out)
 
 
@@ -156,12 +183,16 @@ def _inspect(schema: object, where: str, out: list[str]) -> None:
 def _check(
     schema: object, value: object, path: str, out: list[SchemaViolation], depth: int
 ) -> None:
+    walk = _WALK.get()
+    walk.left -= 1
+    if walk.left < 0:  # out of budget: every check from here on returns at once
+        return
     if depth > MAX_SCHEMA_NESTING:
         message = f"nested too deeply to check (more than {MAX_SCHEMA_NESTING} levels of checks)"
         out.append(SchemaViolation(path=path, message=message))
         return
     if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
-        schema = _resolve(str(schema["$ref"]), path, out)
+        schema = _resolve(walk.root, str(schema["$ref"]), path, out)
         if schema is None:
             return
     if schema is True:
@@ -197,9 +228,10 @@ def _check(
     _check_combinators(schema, value, path, out, depth)
 
 
-def _resolve(ref: str, path: str, out: list[SchemaViolation]) -> object | None:
-    """The schema ``ref`` points at in the root being validated, or None (reported)."""
-    root = _ROOT.get()
+def _resolve(
+    root: Mapping[str, object], ref: str, path: str, out: list[SchemaViolation]
+) -> object | None:
+    """The schema ``ref`` points at in ``root`` (the one being validated), or None (reported)."""
     if ref == "#":
         return root
     defs = root.get("$defs")
