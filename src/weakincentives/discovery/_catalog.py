@@ -382,11 +382,39 @@ def _path_problems(path: TreePath) -> list[str]:
     return [f"path {shown_path(path)}, whose {text}" for text in _texts_problems(segments)]
 
 
+def _portable(text: str) -> bool:
+    return text.isascii() or lone_surrogate(text) is None
+
+
+def _plain_fields(tool: CatalogTool) -> bool:
+    """Whether the tool's id, name, summary, tags and paths pass every check (fast, no messages)."""
+    tid, name, paths = tool.tool_id, tool.name, tool.paths
+    if not (paths and len(tid) <= MAX_NAME_CHARS and len(name) <= MAX_NAME_CHARS):
+        return False
+    if not (tid.strip() and name.strip() and _portable("".join((tid, name, tool.summary)))):
+        return False
+    for tag in tool.tags:
+        if len(tag) > MAX_NAME_CHARS or not _portable(tag):
+            return False
+    for path in paths:
+        if not path or len(path) > MAX_PATH_DEPTH or not _portable("".join(path)):
+            return False
+        for segment in path:
+            if len(segment) > MAX_NAME_CHARS or not segment.strip():
+                return False
+    return True
+
+
 def _tool_problems(tool: CatalogTool) -> list[tuple[TreePath | None, str]]:
     """(path, what is wrong) for one tool on its own; duplicates are found across tools.
 
     Each text continues a sentence about the tool (`` has no category path``, ``: name ...``).
     """
+    schema: list[tuple[TreePath | None, str]] = [
+        (None, f": {text}") for text in _schema_issues(tool)
+    ]
+    if _plain_fields(tool):
+        return schema
     problems: list[tuple[TreePath | None, str]] = [
         (None, f" has an empty {what}")
         for what, text in (("tool_id", tool.tool_id), ("name", tool.name))
@@ -403,8 +431,7 @@ def _tool_problems(tool: CatalogTool) -> list[tuple[TreePath | None, str]]:
         problems.append((None, " has no category path"))
     for path in tool.paths:
         problems.extend((path, f" has {text}") for text in _path_problems(path))
-    problems.extend((None, f": {text}") for text in _schema_issues(tool))
-    return problems
+    return problems + schema
 
 
 def _node_problems(node: CatalogNode) -> list[str]:
@@ -426,21 +453,23 @@ def _validate(tools: tuple[CatalogTool, ...], nodes: tuple[CatalogNode, ...]) ->
     seen_ids: set[str] = set()
     for position, tool in enumerate(tools):
         tid = tool.tool_id
-        shown = quote(tid if tid.strip() else tool.name)  # a tool without an id by its name
         if tid in seen_ids and tid.strip():
-            problems.append((position, tid, None, f"tool_id {shown} is used by more than one tool"))
+            problems.append(
+                (position, tid, None, f"tool_id {quote(tid)} is used by more than one tool")
+            )
         seen_ids.add(tid)
-        problems.extend(
-            (position, tid, path, f"tool {shown}{text}") for path, text in _tool_problems(tool)
-        )
+        found = _tool_problems(tool)
+        if found:
+            shown = quote(tid if tid.strip() else tool.name)  # a tool without an id by its name
+            problems.extend((position, tid, path, f"tool {shown}{text}") for path, text in found)
     seen_paths: set[TreePath] = set()
     for node in nodes:
         where = f"node {shown_path(node.path)}"
-        found = _node_problems(node)
+        texts = _node_problems(node)
         if node.path in seen_paths and node.path:
-            found.append("is declared twice")
+            texts.append("is declared twice")
         seen_paths.add(node.path)
-        problems.extend((None, None, node.path, f"{where} {text}") for text in found)
+        problems.extend((None, None, node.path, f"{where} {text}") for text in texts)
     return problems
 
 
@@ -458,25 +487,26 @@ def _schema_issues(tool: CatalogTool) -> list[str]:
 
 
 def _tool_from_record(record: Mapping[str, object], label: str) -> CatalogTool | str:
-    given = record.get("tool_id", "no tool_id")
-    where = f"{label} ({quote(given) if isinstance(given, str) else _kind(given)})"
     tool_id, name = record.get("tool_id"), record.get("name")
     if not isinstance(tool_id, str) or not isinstance(name, str):
-        return f"{where}: tool_id and name must be strings"
+        return f"{_where(label, record)}: tool_id and name must be strings"
     raw_paths = record["paths"] if "paths" in record else [record.get("path")]
     if not isinstance(raw_paths, list) or not all(
         isinstance(path, list) and all(isinstance(s, str) for s in path) for path in raw_paths
     ):
-        return f"{where}: path must be a list of strings (or paths a list of such lists)"
+        return (
+            f"{_where(label, record)}: path must be a list of strings "
+            "(or paths a list of such lists)"
+        )
     summary, tags = record.get("summary", ""), record.get("tags", [])
     if not isinstance(summary, str):
-        return f"{where}: summary must be a string"
+        return f"{_where(label, record)}: summary must be a string"
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        return f"{where}: tags must be a list of strings"
+        return f"{_where(label, record)}: tags must be a list of strings"
     args_schema = record.get("args_schema", {"type": "object", "properties": {}})
     result_schema = record.get("result_schema")
     if not isinstance(args_schema, dict) or not isinstance(result_schema, dict | None):
-        return f"{where}: args_schema and result_schema must be JSON objects"
+        return f"{_where(label, record)}: args_schema and result_schema must be JSON objects"
     return CatalogTool(
         tool_id=tool_id,
         name=name,
@@ -486,6 +516,12 @@ def _tool_from_record(record: Mapping[str, object], label: str) -> CatalogTool |
         args_schema=args_schema,
         result_schema=result_schema,
     )
+
+
+def _where(label: str, record: Mapping[str, object]) -> str:
+    """``record 3 ('an id')``: a malformed record named by its label and its tool_id."""
+    given = record.get("tool_id", "no tool_id")
+    return f"{label} ({quote(given) if isinstance(given, str) else _kind(given)})"
 
 
 def _kind(value: object) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from weakincentives._bounded import TEXT_LIMIT, clip, listing, quote
+from weakincentives._bounded import ECHO_LIMIT, TEXT_LIMIT, clip, listing, quote
 from weakincentives.serde._failure import key_segment
 from weakincentives.serde._loads import MAX_JSON_DEPTH
 from weakincentives.serde._portable import portable_problem
@@ -161,7 +161,13 @@ def _inspect(schema: object, where: str, out: list[str]) -> None:
     properties = schema.get("properties", {})
     if isinstance(properties, Mapping):
         for key, sub in properties.items():
-            _inspect(sub, f"{where}.properties{key_segment(key)}", out)
+            # key_segment quotes and cuts odd keys; plain ones are joined directly (hot path).
+            plain = isinstance(key, str) and len(key) <= ECHO_LIMIT and key.isidentifier()
+            _inspect(
+                sub,
+                f"{where}.properties.{key}" if plain else f"{where}.properties{key_segment(key)}",
+                out,
+            )
     else:
         out.append(f"{where}.properties must be an object, got {_kind(properties)}")
     required = schema.get("required", [])
