@@ -15,7 +15,7 @@ from typing import cast
 
 from weakincentives.discovery._binary import ArrayReader, ArrayWriter, Json
 from weakincentives.discovery._catalog import CatalogTables, ToolCatalog, TreePath
-from weakincentives.discovery._columns import Groups, Strings, check_offsets
+from weakincentives.discovery._columns import Groups, Strings, check_offsets, check_range
 from weakincentives.discovery._restored import NodeTable, PathGroups, ToolTable
 from weakincentives.errors import CatalogError
 
@@ -85,10 +85,10 @@ def read_catalog_section(
     """The catalogue a section describes; ``ValueError`` or ``TypeError`` if it is not ours."""
     tools, nodes = len(tool_ids), len(node_paths)
 
-    def groups(name: str, rows: int, bound: int) -> Groups:
+    def groups(name: str, rows: int, bound: int, *, filled: bool = False) -> Groups:
         spec = cast(Json, section[name])
         found = Groups(reader.ints(spec["offsets"]), reader.ints(spec["values"]))
-        found.check(rows, bound, name)
+        found.check(rows, bound, name, filled=filled)
         return found
 
     def strings(name: str, count: int | None) -> Strings:
@@ -104,6 +104,9 @@ def read_catalog_section(
     subtree = reader.ints(section["subtree"])
     if len(subtree) != nodes:
         raise ValueError(f"subtree: {len(subtree)} sizes for {nodes} nodes")
+    check_range(subtree, tools + 1, "subtree")
+    children = groups("children", nodes + 1, nodes)
+    _check_tree(children, node_paths)
     rows = dict(zip(node_paths, range(nodes), strict=True))
     node_table = NodeTable(
         paths=node_paths,
@@ -121,7 +124,7 @@ def read_catalog_section(
             ids=tool_ids,
             names=strings("names", tools),
             summaries=strings("summaries", tools),
-            paths=groups("paths", tools, nodes),
+            paths=groups("paths", tools, nodes, filled=True),
             node_paths=node_paths,
             tags=groups("tags", tools, len(tag_names)),
             tag_names=tag_names,
@@ -130,7 +133,7 @@ def read_catalog_section(
         ),
         by_id=positions,
         nodes=node_table,
-        children=PathGroups(child_rows, groups("children", nodes + 1, nodes), node_table.at),
+        children=PathGroups(child_rows, children, node_table.at),
         direct=PathGroups(rows, groups("direct", nodes, tools), int),
         subtree_size=dict(zip(node_paths, subtree.tolist(), strict=True)),
         tag_index={key: frozenset(tagged[row]) for row, key in enumerate(tag_keys)},
@@ -138,6 +141,20 @@ def read_catalog_section(
     )
     # The file reader is the one place allowed to skip validation (see _restored's docstring).
     return ToolCatalog._restored(tables)
+
+
+def _check_tree(children: Groups, node_paths: Sequence[TreePath]) -> None:
+    """Raise ``ValueError`` unless each listed child is its parent's path plus one segment.
+
+    Row 0 is the root and row ``k + 1`` node ``k``. Children one level deeper than their
+    parent cannot form a cycle, so walking a category's subtree always ends.
+    """
+    for row in range(len(children)):
+        parent = node_paths[row - 1] if row else ()
+        for child in children[row]:
+            path = node_paths[child]
+            if len(path) != len(parent) + 1 or path[:-1] != parent:
+                raise ValueError(f"children: node {child} is listed under a node it is not in")
 
 
 def _schema_text(schema: object) -> bytes:
