@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
@@ -297,3 +298,13 @@ def test_any_text_gets_an_answer_or_a_discovery_error_utf8_can_carry(
         shown = " ".join([str(error), failure.next_action, *(h.summary for h in failure.hints)])
         shown.encode("utf-8")
         assert len(shown) < 1_000, shown
+
+
+def test_a_tool_id_whose_str_fails_is_not_found(service: ToolDiscovery) -> None:
+    """An id nested 100,000 deep (str() raises RecursionError) is named by its type."""
+    nested: list[object] = []
+    for _ in range(100_000):
+        nested = [nested]
+    with pytest.raises(DiscoveryError) as info:
+        service.expand_tool(cast(str, nested))
+    assert info.value.message == "no tool with id '<list object; str() failed>' is available"

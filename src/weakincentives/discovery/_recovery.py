@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 
-from weakincentives._bounded import LIST_LIMIT, TEXT_LIMIT, clip, listing, quote
+from weakincentives._bounded import LIST_LIMIT, TEXT_LIMIT, clip, listing, quote, safe_str
 from weakincentives.discovery._catalog import CatalogTool, TreePath
 from weakincentives.discovery._errors import DiscoveryError, Hint
 from weakincentives.discovery._limits import MAX_NAME_CHARS, MAX_VIOLATIONS, shown_path
@@ -99,7 +99,7 @@ class Recovery:
 
     def not_found(self, tool_id: object) -> DiscoveryError:
         """TOOL_NOT_FOUND with did-you-mean tools (identical for hidden and missing ids)."""
-        text = str(tool_id)
+        text = tool_id if isinstance(tool_id, str) else safe_str(tool_id)  # never raises
         if len(text) > MAX_NAME_CHARS:
             # No catalogue holds an id this long: nothing to suggest, and no search worth its cost.
             hints: tuple[Hint, ...] = ()
