@@ -143,6 +143,7 @@ def test_a_catalogue_that_is_not_utf8_is_a_clear_error(
         ),
         ("{RECORDS}", "[" * 50_000 + "]" * 50_000, "not valid JSON (JSON nested more than 128"),
         ("{RECORDS}", '{"query": Infinity}', "q.json:1: not valid JSON (invalid JSON (Infinity"),
+        ("{RECORDS}", "[1]", "q.json: item 1 is not a JSON object"),
         ('{"tool_id": 1, "name": "x", "path": ["A"]}', "[]", "tool_id and name must be strings"),
         ("{RECORDS}", '[{"query": "", "relevant": ["a"]}]', "non-empty string 'query'"),
         ("{RECORDS}", '[{"query": "x", "relevant": []}]', "non-empty list of tool ids"),

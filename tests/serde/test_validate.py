@@ -300,5 +300,10 @@ class TestPortableSchemas:
 
     def test_read_only_mappings_and_tuples_are_json(self) -> None:
         """A MappingProxyType object and a tuple array are portable."""
-        schema = MappingProxyType({"type": "object", "enum": ({"a": (1, 2)},)})
+        schema = MappingProxyType({"type": "object", "enum": ({"a": (1, 2.5)},)})
         assert schema_problems(schema) == ()
+        assert schema_problems({"type": "number", "maximum": 2.5, "minimum": -1}) == ()
+
+    def test_an_option_json_cannot_write_is_shown_by_its_kind(self) -> None:
+        """validate on a schema nobody checked: an unwritable option does not break the message."""
+        assert _messages({"enum": [10**5000]}, 1) == ["$: must be one of <integer>"]
