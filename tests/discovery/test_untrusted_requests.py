@@ -169,9 +169,13 @@ def test_oversized_requests_are_invalid_requests_with_short_messages(
 
 
 def test_sixteen_requests_and_4000_characters_are_accepted(service: ToolDiscovery) -> None:
-    """The caps are inclusive."""
+    """The caps are inclusive, and clauses that are not requests do not count."""
     sixteen = " ".join(f"Rename the symbol number {k}." for k in range(16))
     assert service.search_tool_by_category(sixteen, limit=1).results[0].tool_id == (
+        "refactor.rename_symbol"
+    )
+    clauses = "Hi. " * 30 + "Rename the symbol."  # 31 clauses, only one a request
+    assert service.search_tool_by_category(clauses, limit=1).results[0].tool_id == (
         "refactor.rename_symbol"
     )
     padded = "rename symbol" + " " * 3_986 + "x"

@@ -20,7 +20,7 @@ from operator import mul
 from weakincentives.discovery._ranking import RankIndex
 from weakincentives.discovery._text import tokenize
 
-__all__ = ["DIVERSIFY_DEPTH", "diversify", "requests_of"]
+__all__ = ["DIVERSIFY_DEPTH", "diversify", "requests_beyond", "requests_of"]
 
 DIVERSIFY_DEPTH = 30
 """How many of the best results are re-ordered; the rest keep their order."""
@@ -43,6 +43,19 @@ def requests_of(query: str) -> list[str]:
         part for part in _BREAKS.split(query) if part and len(set(tokenize(part))) >= _MIN_TERMS
     ]
     return parts if len(parts) > 1 else [query]
+
+
+def requests_beyond(query: str, limit: int) -> int | None:
+    """How many requests ``query`` holds when that is more than ``limit``; else None.
+
+    Splitting is one regular expression; the clauses are only tokenised (to drop those
+    without two content terms) when there are more than ``limit`` of them, so the common
+    query costs a search nothing more.
+    """
+    if sum(1 for part in _BREAKS.split(query) if part) <= limit:
+        return None
+    found = len(requests_of(query))
+    return found if found > limit else None
 
 
 def diversify(

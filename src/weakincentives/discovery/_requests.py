@@ -14,7 +14,7 @@ from typing import cast
 
 from weakincentives._bounded import quote, safe_str
 from weakincentives.discovery._catalog import TreePath
-from weakincentives.discovery._diversify import requests_of
+from weakincentives.discovery._diversify import requests_beyond
 from weakincentives.discovery._errors import DiscoveryError
 from weakincentives.discovery._limits import (
     MAX_NAME_CHARS,
@@ -151,8 +151,8 @@ def required_query(query: object) -> str:
 def search_query(query: object) -> str:
     """A query for ``search_tool_by_category``: as :func:`required_query`, with few requests."""
     text = required_query(query)
-    found = len(requests_of(text))
-    if found > MAX_QUERY_REQUESTS:
+    found = requests_beyond(text, MAX_QUERY_REQUESTS)
+    if found is not None:
         raise DiscoveryError(
             f"query asks for {found} things (sentences or clauses joined by 'also', 'then', "
             f"...); a search takes at most {MAX_QUERY_REQUESTS}",
