@@ -117,6 +117,22 @@ def test_search_reads_a_json_array_and_a_case_blind_category(tmp_path: Path) -> 
     assert "launch" not in text
 
 
+def test_query_files_as_json_lines_may_hold_blank_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Blank lines between queries are skipped; a missing queries file is named."""
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in RECORDS))
+    queries = tmp_path / "q.jsonl"
+    query = {"query": "upload an object", "relevant": ["storage/put_object"]}
+    queries.write_text("\n\n" + json.dumps(query) + "\n\n")
+    code, text = run("catalog", "eval", str(catalog), str(queries))
+    assert code == 0
+    assert text.startswith("1 queries against 4 tools (k=5)\nR@1 1.000")
+    assert run("catalog", "eval", str(catalog), str(tmp_path / "none.jsonl"))[0] == 1
+    assert capsys.readouterr().err.startswith("wink: error: queries file '")
+
+
 def test_a_catalogue_that_is_not_utf8_is_a_clear_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
