@@ -179,7 +179,7 @@ def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM2
     """The index a verified header describes; ``ValueError`` and kin if it is not ours."""
     fast = _vectorised.available() if vectorised is None else vectorised
     tool_ids = tuple(reader.strings(header["tool_ids"]))
-    segments = reader.strings(header["node_segments"])
+    segments = list(reader.strings(header["node_segments"]))
     bounds = reader.ints(header["node_bounds"])
     check_offsets(bounds, len(bounds) - 1, len(segments), "node_bounds", strict=True)
     node_paths = tuple(tuple(segments[start:end]) for start, end in pairwise(bounds))
@@ -187,9 +187,8 @@ def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM2
     positions = dict(zip(tool_ids, range(tools), strict=True))
     if len(positions) != tools or len(set(node_paths)) != nodes:
         raise ValueError("tool_ids or node paths: an entry appears twice")
-    if any(len(path) > MAX_PATH_DEPTH for path in node_paths) or any(
-        len(segment) > MAX_NAME_CHARS for segment in segments
-    ):
+    deepest, longest = max(map(len, node_paths), default=0), max(map(len, segments), default=0)
+    if deepest > MAX_PATH_DEPTH or longest > MAX_NAME_CHARS:
         raise ValueError("node paths: a path is deeper or a segment longer than a catalogue's")
 
     def postings(name: str, size: int) -> Postings:
