@@ -11,13 +11,13 @@ debuggers can show it.
 from __future__ import annotations
 
 import dataclasses
-import linecache
 import re
 from collections.abc import Callable, Mapping
 from itertools import count
 from typing import cast
 
 from weakincentives._bounded import exception_text, quote
+from weakincentives._codegen import generated_function
 from weakincentives._direct import generated_init, slot_setter
 from weakincentives.serde._convert import Converter, add_failed_index
 from weakincentives.serde._failure import _ConversionError, describe, key_segment
@@ -265,11 +265,9 @@ def generate_parser(
     ]
     source = "\n".join(lines) + "\n"
     mode = "forbid" if extra_forbidden else "ignore"
-    filename = f"<weakincentives.serde parse/{mode} {cls.__module__}.{cls.__qualname__}>"
-    code = compile(source, filename, "exec")
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(code, namespace)  # the source holds only field names and repr() literals
-    return cast(Converter, namespace[name])
+    label = f"serde parse/{mode} {cls.__module__}.{cls.__qualname__}"
+    # The source holds only field names and repr() literals.
+    return cast(Converter, generated_function(source, name, namespace, label=label))
 
 
 def _field_stores(cls: type[object], model: Model, namespace: dict[str, object]) -> list[str]:
