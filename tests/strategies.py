@@ -32,6 +32,8 @@ from uuid import UUID
 
 from hypothesis import strategies as st
 
+from weakincentives.serde import JSONValue
+
 __all__ = [
     "Color",
     "Priority",
@@ -196,7 +198,7 @@ def _strategy(hint: object, meta: Mapping[str, Any], seen: dict[object, Strategy
         extras = getattr(hint, "__metadata__", ())
         extra = {k: v for m in extras if isinstance(m, Mapping) for k, v in m.items()}
         return _strategy(args[0], {**meta, **extra}, seen)
-    if hint is Any or hint is object:
+    if hint is Any or hint is object or hint is JSONValue:
         return json_values()
     if hint is None or hint is type(None):
         return st.none()
