@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml scripts/find-python
 		echo "creating $(VENV) with $$py"; rm -rf $(VENV); "$$py" -m venv $(VENV) || exit 1; \
 	fi
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,openai,anthropic,mcp,embeddings]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,openai,anthropic,mcp,embeddings,postgres]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
@@ -28,7 +28,8 @@ types: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/coverage erase
-	$(BIN)/coverage run -m pytest -q
+	$(BIN)/coverage run -m pytest -q -n auto
+	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
 check: lint types test

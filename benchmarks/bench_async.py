@@ -15,6 +15,10 @@ are measured the same way in one run:
 - ``concurrent``: one round with 10 calls of an ``async def`` tool that sleeps 50 ms.
   The async core runs them at once (about 50 ms); the old loop ran them one after the
   other (about 500 ms).
+- ``wakeups``: how many times the event loop wakes during one round of two sync calls,
+  one of which blocks for ``BLOCKED_SECONDS``, counted with an event loop that counts
+  its iterations (``_run_once``). A loop that polls for stalled worker threads wakes
+  hundreds of times; one driven by events only when something happens.
 
 Run: ``.venv/bin/python benchmarks/bench_async.py [--baseline REF]`` (default ref:
 ``5b681ba``, the commit before the async core). Without git or that ref, only the
@@ -36,14 +40,31 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "5b681ba"
 REPEATS = 7
 TURNS = 200
+BLOCKED_SECONDS = 0.5
 
 SCENARIO = r"""
 import asyncio, json, sys, time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+import weakincentives.adapters as adapters
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 
-TURNS, REPEATS = int(sys.argv[1]), int(sys.argv[2])
+TURNS, REPEATS, BLOCKED = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+
+# The same scenario runs on the baseline tree, whose names differ: ScriptedTurn's calls
+# were ``tool_calls`` and loop settings had shorthand keywords on the adapter.
+_CALLS = "calls" if "calls" in {f.name for f in fields(ScriptedTurn)} else "tool_calls"
+
+def turn(text="", calls=()):
+    return ScriptedTurn(text=text, **{_CALLS: calls})
+
+def offline(script, max_rounds=None):
+    if max_rounds is None:
+        return OfflineAdapter(script)
+    if hasattr(adapters, "OfflineModel"):
+        settings = adapters.LoopSettings(max_rounds=max_rounds)
+        return adapters.Adapter(adapters.OfflineModel(script), settings=settings)
+    return OfflineAdapter(script, max_rounds=max_rounds)
 
 @dataclass(frozen=True)
 class Ping:
@@ -65,32 +86,53 @@ async def aping(params: Ping, *, context: ToolContext) -> ToolResult[None]:
 
 def turn_run(handler=ping):
     script = [
-        ScriptedTurn(tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
+        turn(calls=(ScriptedCall(name="ping", arguments={"n": i}),))
         for i in range(TURNS)
     ]
-    script.append(ScriptedTurn(text="done"))
-    adapter = OfflineAdapter(script, max_rounds=TURNS + 1)
+    script.append(turn(text="done"))
+    adapter = offline(script, max_rounds=TURNS + 1)
     start = time.perf_counter()
     adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=handler)))
     return time.perf_counter() - start
 
 def concurrent_run():
     calls = tuple(ScriptedCall(name="nap", arguments={"n": i}, call_id=f"c{i}") for i in range(10))
-    adapter = OfflineAdapter([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="done")])
+    adapter = offline([turn(calls=calls), turn(text="done")])
     start = time.perf_counter()
     adapter.evaluate(prompt(Tool(name="nap", description="Nap.", handler=nap)))
     return time.perf_counter() - start
 
 def rounds_run(rounds):
     script = [
-        ScriptedTurn(text="thinking", tool_calls=(ScriptedCall(name="ping", arguments={"n": i}),))
+        turn(text="thinking", calls=(ScriptedCall(name="ping", arguments={"n": i}),))
         for i in range(rounds)
     ]
-    script.append(ScriptedTurn(text="done"))
-    adapter = OfflineAdapter(script, max_rounds=rounds + 1)
+    script.append(turn(text="done"))
+    adapter = offline(script, max_rounds=rounds + 1)
     start = time.process_time()
     adapter.evaluate(prompt(Tool(name="ping", description="Ping.", handler=aping)))
     return (time.process_time() - start) / (rounds + 1)
+
+class CountingLoop(asyncio.SelectorEventLoop):
+    wakeups = 0
+
+    def _run_once(self):
+        CountingLoop.wakeups += 1
+        super()._run_once()
+
+def blocked(params: Ping, *, context: ToolContext) -> ToolResult[None]:
+    if params.n == 0:
+        time.sleep(BLOCKED)
+    return ToolResult(message="done")
+
+def wakeup_run():
+    calls = (ScriptedCall(name="blocked", arguments={"n": 0}, call_id="c0"),
+             ScriptedCall(name="blocked", arguments={"n": 1}, call_id="c1"))
+    adapter = OfflineAdapter([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="done")])
+    tool = Tool(name="blocked", description="Block.", handler=blocked)
+    CountingLoop.wakeups = 0
+    asyncio.run(adapter.evaluate_async(prompt(tool)), loop_factory=CountingLoop)
+    return CountingLoop.wakeups
 
 turn_run()  # warm caches (schemas, compiled templates)
 print(json.dumps({
@@ -99,6 +141,7 @@ print(json.dumps({
     "concurrent": min(concurrent_run() for _ in range(3)),
     "rounds_10": min(rounds_run(10) for _ in range(REPEATS)),
     "rounds_400": min(rounds_run(400) for _ in range(3)),
+    "wakeups": min(wakeup_run() for _ in range(3)),
 }))
 """
 
@@ -106,7 +149,7 @@ print(json.dumps({
 def measure(source: Path) -> dict[str, float]:
     """Run the scenarios with ``source`` (a ``src`` directory) first on the path."""
     completed = subprocess.run(
-        [sys.executable, "-c", SCENARIO, str(TURNS), str(REPEATS)],
+        [sys.executable, "-c", SCENARIO, str(TURNS), str(REPEATS), str(BLOCKED_SECONDS)],
         capture_output=True,
         text=True,
         check=True,
@@ -155,6 +198,12 @@ def main() -> None:
             continue
         reference = (baseline or current)[key]
         print(f"{name:<46}{n:>6}{figures[key] * 1000:>10.3f}{figures[key] / reference:>8.2f}")
+    for label, figures in (("baseline", baseline), ("async loop", current)):
+        if figures is not None:
+            wakeups = figures["wakeups"]
+            reference = (baseline or current)["wakeups"]
+            name = f"loop wake-ups, {BLOCKED_SECONDS:g} s blocked turn: {label}"
+            print(f"{name:<46}{2:>6}{wakeups:>10.0f}{wakeups / reference:>8.2f}")
     # Linear means a round costs the same however long the run: the 400/10 ratio stays near 1.
     for label, figures in (("baseline", baseline), ("async loop", current)):
         if figures is None:

@@ -5,10 +5,11 @@ guide, billing policy, escalation policy, API reference, troubleshooting,
 glossary, worked examples), each with a one-line summary. The ticket needs one of
 them, the billing policy. Three runs on the scripted ``OfflineAdapter``:
 
-- halt: ``disclosure="halt"`` under ``evaluate_with_disclosure``. The model calls
+- halt: ``open_sections="halt"`` (the default), evaluated with
+  ``Disclosure(continue_conversation=...)``. The model calls
   ``open_sections``, the turn halts, the prompt is re-rendered with the section
   open, and the model answers in a fresh request.
-- inline: ``disclosure="inline"``. The model calls ``open_sections``, reads the
+- inline: ``open_sections="inline"``. The model calls ``open_sections``, reads the
   section's markdown in the tool result, and answers in the next round.
 - full: every section rendered FULL, so no ``open_sections`` tool; the model
   answers at once.
@@ -38,16 +39,16 @@ from _tokens import TOKENIZER_NAME, count_tokens
 from weakincentives.adapters import (
     AssistantMessage,
     ConversationItem,
+    Disclosure,
     OfflineAdapter,
     ScriptedCall,
     ScriptedTurn,
     ToolOutputMessage,
     TurnRequest,
-    evaluate_with_disclosure,
 )
 from weakincentives.prompt import (
-    DisclosureMode,
     MarkdownSection,
+    OpenSectionsMode,
     Prompt,
     PromptTemplate,
     SectionPath,
@@ -376,7 +377,7 @@ ANSWER = (
 REASON = "The customer asks for a refund of an annual renewal; I need the refund windows."
 
 
-def build(disclosure: DisclosureMode) -> PromptTemplate:
+def build(open_sections: OpenSectionsMode) -> PromptTemplate:
     """The support prompt with every reference section summarized by default."""
     task = MarkdownSection[Ticket](
         title="Task",
@@ -401,7 +402,7 @@ def build(disclosure: DisclosureMode) -> PromptTemplate:
         for key, title, summary, body in REFERENCE
     ]
     return PromptTemplate(
-        ns="bench", key="support", sections=[task, *references], disclosure=disclosure
+        ns="bench", key="support", sections=[task, *references], open_sections=open_sections
     )
 
 
@@ -445,7 +446,7 @@ def produced_text(turn: ScriptedTurn) -> str:
     calls = [
         call.name
         + (call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments))
-        for call in turn.tool_calls
+        for call in turn.calls
     ]
     return turn.text + "".join(calls)
 
@@ -506,12 +507,12 @@ def tally(requests: Sequence[TurnRequest], script: Sequence[ScriptedTurn]) -> Ta
 # --- the runs --------------------------------------------------------------------------------
 
 OPEN = ScriptedTurn(
-    tool_calls=(
+    calls=(
         ScriptedCall(name="open_sections", arguments={"section_keys": [OPENED], "reason": REASON}),
     )
 )
 LOOKUP = ScriptedTurn(
-    tool_calls=(ScriptedCall(name="lookup_invoice", arguments={"invoice_id": "INV-20931"}),)
+    calls=(ScriptedCall(name="lookup_invoice", arguments={"invoice_id": "INV-20931"}),)
 )
 REPLY = ScriptedTurn(text=ANSWER)
 
@@ -524,16 +525,16 @@ def run(variant: Variant, script: Sequence[ScriptedTurn], *, fresh: bool = False
     """
     adapter = OfflineAdapter(script)
     if variant == "halt":
-        response = evaluate_with_disclosure(
-            adapter, build("halt"), TICKET, continue_conversation=not fresh
+        response = adapter.evaluate(
+            build("halt"), TICKET, disclosure=Disclosure(continue_conversation=not fresh)
         )
     elif variant == "inline":
         response = adapter.evaluate(build("inline"), TICKET)
     else:
         response = adapter.evaluate(build("halt"), TICKET, visibility_overrides=ALL_FULL)
     assert response.text == ANSWER, response.text
-    assert adapter.remaining_turns == 0
-    return tally(adapter.requests, script)
+    assert adapter.provider.remaining_turns == 0
+    return tally(adapter.provider.requests, script)
 
 
 def section_sizes() -> list[tuple[str, int, int]]:

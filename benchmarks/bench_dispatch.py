@@ -14,6 +14,11 @@ A session keeps every event (up to its retention), so the full path is timed on 
 that is reset every ``SESSION_BATCH`` calls, and once more on a session already
 holding ``LONG_SESSION`` events (what a long-running agent's session looks like).
 
+``execute_tool_call`` is a coroutine. The per-call rows run the tool with
+``run_in_thread=False``, so the coroutine finishes without suspending, and drive it
+with one ``send`` (:func:`drive`): the whole path, without an event loop's scheduling
+around each call. The loop rows at the end measure a real turn, worker threads and all.
+
 Run: ``.venv/bin/python benchmarks/bench_dispatch.py`` (needs the ``bench`` extra).
 Add ``--profile`` to print the cProfile hot spots of ``execute_tool_call``.
 """
@@ -27,14 +32,15 @@ import pstats
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import pydantic
 
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import (
+    ExecutionScope,
     MarkdownSection,
     Prompt,
     Tool,
@@ -44,10 +50,10 @@ from weakincentives.prompt import (
     build_tool_context,
 )
 from weakincentives.runtime import (
-    ExecutionScope,
     InProcessEventBus,
     Session,
     ToolCall,
+    ToolExecution,
     ToolInvoked,
     execute_tool_call,
 )
@@ -121,6 +127,26 @@ def place_order(params: OrderParams, *, context: ToolContext) -> ToolResult[Orde
 
 
 TOOL = Tool(name="place_order", description="Place an order.", handler=place_order)
+INLINE_TOOL = Tool(
+    name="place_order", description="Place an order.", handler=place_order, run_in_thread=False
+)
+"""The same tool kept on the caller's thread: the per-call rows drive it without a loop."""
+
+
+def drive(coroutine: Coroutine[Any, Any, ToolExecution]) -> ToolExecution:
+    """Run a coroutine that never suspends to its end with one ``send``."""
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        execution: ToolExecution = finished.value
+        return execution
+    coroutine.close()
+    raise RuntimeError("the call suspended; drive() only runs calls that stay on this thread")
+
+
+def call_once(call: ToolCall, scope: ExecutionScope) -> ToolExecution:
+    """One call through the whole execution path (it publishes its ToolInvoked)."""
+    return drive(execute_tool_call(call, scope))
 
 
 # --- the pydantic equivalent -----------------------------------------------------------------
@@ -241,15 +267,15 @@ def build_world() -> World:
     prompt: Prompt[None] = Prompt(
         ns="bench",
         key="dispatch",
-        sections=[MarkdownSection(title="Orders", template="Place orders.", tools=[TOOL])],
+        sections=[MarkdownSection(title="Orders", template="Place orders.", tools=[INLINE_TOOL])],
     )
     bus = InProcessEventBus()
     session = Session(bus=bus)
     scope = ExecutionScope(
         prompt=prompt,
         session=session,
-        bus=bus,
-        rendered=prompt.render(),
+        event_bus=bus,
+        rendered_prompt=prompt.render(),
         adapter_name="bench",
         evaluation_id="eval-1",
     )
@@ -259,7 +285,7 @@ def build_world() -> World:
 
 def check_equivalent(world: World, adapter: pydantic.TypeAdapter[OrderModel]) -> None:
     """Both paths must read the same payload and write the same answer."""
-    execution = execute_tool_call(world.call, world.scope)
+    execution = call_once(world.call, world.scope)
     assert execution.result.success, execution.result.message
     ours = json.loads(execution.result.render())
     theirs = json.loads(place_order_pydantic(adapter.validate_json(PAYLOAD)).model_dump_json())
@@ -289,7 +315,7 @@ def profile(world: World) -> None:
         world.session.reset()
         profiler.enable()
         for _ in range(SESSION_BATCH):
-            execute_tool_call(world.call, world.scope)
+            call_once(world.call, world.scope)
         profiler.disable()
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.strip_dirs().sort_stats("tottime").print_stats(15)
@@ -316,10 +342,10 @@ def main() -> None:
     def fill_session() -> None:
         session.reset()
         for _ in range(LONG_SESSION):
-            execute_tool_call(call, scope)
+            call_once(call, scope)
 
-    silent_scope = replace(scope, bus=InProcessEventBus())
-    execution = execute_tool_call(call, scope)
+    silent_scope = replace(scope, event_bus=InProcessEventBus())
+    execution = call_once(call, scope)
     event, value = execution.event, execution.result.value
     summary = place_order_pydantic(adapter.validate_json(PAYLOAD))
 
@@ -332,17 +358,17 @@ def main() -> None:
             Case(name="parse_json + handler + ToolResult.render", action=ours_no_events),
             Case(
                 name="execute_tool_call, bus without subscribers",
-                action=lambda: execute_tool_call(call, silent_scope),
+                action=lambda: call_once(call, silent_scope),
             ),
             Case(
                 name=f"execute_tool_call (session reset every {SESSION_BATCH})",
-                action=lambda: execute_tool_call(call, scope),
+                action=lambda: call_once(call, scope),
                 batch=SESSION_BATCH,
                 reset=session.reset,
             ),
             Case(
                 name=f"execute_tool_call ({LONG_SESSION // 1000}k events in session)",
-                action=lambda: execute_tool_call(call, scope),
+                action=lambda: call_once(call, scope),
                 n=LONG_CALLS,
                 batch=LONG_CALLS,
                 before=fill_session,
@@ -362,7 +388,7 @@ def main() -> None:
                     invocation=ToolInvocationContext(
                         invocation_id=call.call_id, timestamp=event.started_at
                     ),
-                    rendered_prompt=scope.rendered,
+                    rendered_prompt=scope.rendered_prompt,
                 ),
             ),
             Case(
@@ -398,7 +424,7 @@ def _turn_seconds(calls: int, tool: Tool[OrderParams, OrderSummary]) -> float:
         ns="bench", key="turn", sections=[MarkdownSection(title="T", template="Go.", tools=[tool])]
     )
     turn = ScriptedTurn(
-        tool_calls=tuple(
+        calls=tuple(
             ScriptedCall(name=tool.name, arguments=PAYLOAD, call_id=f"c{index}")
             for index in range(calls)
         )

@@ -66,21 +66,21 @@ def main() -> None:
         model = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="search_tool_by_category", arguments={"query": "weather forecast"}
                         ),
                     )
                 ),
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="expand_tool", arguments={"tool_id": "weather.get_forecast"}
                         ),
                     )
                 ),
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="call_tool",
                             arguments={
@@ -94,7 +94,7 @@ def main() -> None:
             ]
         )
         response = model.evaluate(prompt.bind(Trip(city="Lisbon")))
-    search, expand, call = (execution.result for execution in response.tool_calls)
+    search, expand, call = (execution.result for execution in response.tool_executions)
     print("search:", search.message)
     print("expand:", expand.message)
     assert isinstance(call.value, CallResponse)

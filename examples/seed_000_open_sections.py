@@ -7,12 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from weakincentives.adapters import (
-    OfflineAdapter,
-    ScriptedCall,
-    ScriptedTurn,
-    evaluate_with_disclosure,
-)
+from weakincentives.adapters import Disclosure, OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.prompt import (
     MarkdownSection,
     PromptTemplate,
@@ -102,7 +97,7 @@ print(reference.render(Params(area="billing")).text)
 adapter = OfflineAdapter(
     [
         ScriptedTurn(
-            tool_calls=(
+            calls=(
                 ScriptedCall(
                     name="open_sections",
                     arguments={
@@ -117,15 +112,15 @@ adapter = OfflineAdapter(
 )
 bus = InProcessEventBus()
 session = Session(bus=bus)
-response = evaluate_with_disclosure(
-    adapter,
+response = adapter.evaluate(
     prompt,
     TaskParams(objective="Refactor the authentication module"),
     ContextParams(project_name="WeakIncentives"),
     bus=bus,
     session=session,
+    disclosure=Disclosure(policy="eager"),  # the default: open what the model asks for
 )
-assert "Detailed documentation for WeakIncentives" in adapter.requests[-1].rendered.text
+assert "Detailed documentation for WeakIncentives" in adapter.provider.requests[-1].rendered.text
 (expansion,) = session.select(ToolInvoked)
 print("model asked for:", expansion.telemetry["requested_sections"])
 print("answer:", response.text)

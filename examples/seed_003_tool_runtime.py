@@ -59,7 +59,7 @@ assert tools[0].name == "lookup_entity"
 adapter = OfflineAdapter(
     [
         ScriptedTurn(
-            tool_calls=(
+            calls=(
                 ScriptedCall(name="lookup_entity", arguments={"entity_id": 42}),
                 ScriptedCall(name="lookup_entity", arguments={"entity_id": "e-42"}),
             )

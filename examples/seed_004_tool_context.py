@@ -81,7 +81,7 @@ prompt = Prompt(
 adapter = OfflineAdapter(
     [
         ScriptedTurn(
-            tool_calls=(
+            calls=(
                 ScriptedCall(name="remember", arguments={"fact": "prefers tea"}),
                 ScriptedCall(name="outline"),
             )

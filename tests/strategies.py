@@ -42,6 +42,7 @@ __all__ = [
     "hostile_json_texts",
     "hostile_json_values",
     "json_values",
+    "stored_documents",
     "trapped_json_texts",
     "values_of",
 ]
@@ -78,6 +79,28 @@ def json_values() -> Strategy:
             st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
         ),
         max_leaves=8,
+    )
+
+
+def stored_documents() -> Strategy:
+    """JSON documents as a store receives them: any text, wide ints, extreme floats, nesting.
+
+    Text is any Unicode but lone surrogates (which UTF-8 cannot carry), NUL and control
+    characters included; integers reach far past 64 bits; floats include -0.0, subnormals
+    and the largest doubles.
+    """
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(10**40), max_value=10**40)
+        | st.integers(min_value=-(2**63), max_value=2**64)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text()
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=24,
     )
 
 

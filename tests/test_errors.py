@@ -21,6 +21,16 @@ from weakincentives import errors
         errors.SessionError("bad"),
         errors.CatalogError("bad"),
         errors.CursorError("bad", cursor="x"),
+        errors.StoreUsageError("bad"),
+        errors.StoreDatabaseError(operation="append", location="x.db", reason="locked"),
+        errors.SchemaVersionError(location="x.db", found=2, supported=1),
+        errors.FormatVersionError(record="event 1 of session 's'", found=2, supported=1),
+        errors.DocumentError(record="event 0", reason="NaN"),
+        errors.CheckpointConflictError(evaluation_id="e", round=1, stored_round=2),
+        errors.ApprovalConflictError(
+            evaluation_id="e", call_id="c", decision="denied", stored_decision="approved"
+        ),
+        errors.UnknownApprovalError(evaluation_id="e", call_id="c"),
     ],
 )
 def test_every_error_derives_from_the_root(error: errors.WinkError) -> None:

@@ -27,11 +27,12 @@ ALLOWED: dict[str, set[str]] = {
     "errors": {"_json_value"},
     "serde": _BASE,
     "prompt": _BASE | {"serde"},
-    "runtime": _BASE | {"serde", "prompt", "_portal"},
+    "runtime": _BASE | {"serde", "prompt"},
     "tools": _BASE | {"serde", "prompt"},
-    "discovery": _BASE | {"serde", "prompt", "runtime"},
+    "discovery": _BASE | {"serde", "prompt", "runtime", "_portal"},
     "adapters": _BASE | {"serde", "prompt", "runtime", "tools", "_portal"},
     "mcp": _BASE | {"serde", "prompt", "runtime", "discovery", "_portal"},
+    "store": _BASE | {"serde", "_portal"},
 }
 
 

@@ -44,7 +44,7 @@ SOFT_FAILURE = textwrap.dedent(
     adapter = OfflineAdapter(
         [
             ScriptedTurn(
-                tool_calls=(ScriptedCall(name="restart_service", arguments={"service": "api"}),)
+                calls=(ScriptedCall(name="restart_service", arguments={"service": "api"}),)
             ),
             ScriptedTurn(text="It failed."),
         ]

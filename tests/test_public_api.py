@@ -22,6 +22,7 @@ PACKAGES = [
     "weakincentives.prompt",
     "weakincentives.runtime",
     "weakincentives.serde",
+    "weakincentives.store",
     "weakincentives.tools",
     "weakincentives.tools.code_interpreter",
     "weakincentives.tools.web_search",

@@ -21,13 +21,12 @@ from weakincentives.errors import (
 
 if TYPE_CHECKING:
     from weakincentives.adapters import (
+        Adapter,
         Halt,
         OfflineAdapter,
         PromptResponse,
-        ProviderAdapter,
         ScriptedCall,
         ScriptedTurn,
-        evaluate_with_disclosure,
     )
     from weakincentives.prompt import (
         MarkdownSection,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
 # Everything but the errors is imported on first use, so ``import weakincentives`` stays
 # cheap (no asyncio, no SDKs, no schema generation) until a name is actually needed.
 _HOMES: dict[str, str] = {
+    "Adapter": "weakincentives.adapters",
     "EventBus": "weakincentives.runtime",
     "Halt": "weakincentives.adapters",
     "InProcessEventBus": "weakincentives.runtime",
@@ -66,7 +66,6 @@ _HOMES: dict[str, str] = {
     "PromptRendered": "weakincentives.runtime",
     "PromptResponse": "weakincentives.adapters",
     "PromptTemplate": "weakincentives.prompt",
-    "ProviderAdapter": "weakincentives.adapters",
     "RenderedPrompt": "weakincentives.prompt",
     "ScriptedCall": "weakincentives.adapters",
     "ScriptedTurn": "weakincentives.adapters",
@@ -78,7 +77,6 @@ _HOMES: dict[str, str] = {
     "ToolContext": "weakincentives.prompt",
     "ToolInvoked": "weakincentives.runtime",
     "ToolResult": "weakincentives.prompt",
-    "evaluate_with_disclosure": "weakincentives.adapters",
     "tool": "weakincentives.prompt",
 }
 
@@ -102,6 +100,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Adapter",
     "EventBus",
     "Halt",
     "InProcessEventBus",
@@ -117,7 +116,6 @@ __all__ = [
     "PromptResponse",
     "PromptTemplate",
     "PromptValidationError",
-    "ProviderAdapter",
     "RenderedPrompt",
     "ScriptedCall",
     "ScriptedTurn",
@@ -131,6 +129,5 @@ __all__ = [
     "ToolResult",
     "ToolValidationError",
     "WinkError",
-    "evaluate_with_disclosure",
     "tool",
 ]

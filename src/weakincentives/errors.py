@@ -15,10 +15,16 @@ from typing import Any, Literal
 from weakincentives._json_value import JSONValue
 
 __all__ = [
+    "AdapterClosedError",
+    "ApprovalConflictError",
     "CatalogError",
+    "CheckpointConflictError",
     "ConfigValidationError",
     "CursorError",
+    "DocumentError",
     "EvaluationPhase",
+    "FormatVersionError",
+    "HistoryTranslationError",
     "ParseError",
     "PromptError",
     "PromptEvaluationError",
@@ -27,10 +33,15 @@ __all__ = [
     "ProviderError",
     "ResponseTruncatedError",
     "SchemaError",
+    "SchemaVersionError",
     "SerdeError",
     "SessionError",
+    "StoreDatabaseError",
+    "StoreError",
+    "StoreUsageError",
     "ToolResultError",
     "ToolValidationError",
+    "UnknownApprovalError",
     "UnknownSectionError",
     "WinkError",
 ]
@@ -272,13 +283,16 @@ class PromptEvaluationError(WinkError):
 
 
 class ProviderError(PromptEvaluationError):
-    """The provider could not be reached or answered with an error status (phase ``request``).
+    """The provider could not be reached, answered with an error, or broke off its reply.
 
-    ``retryable`` says whether the same request may succeed if sent again (timeouts,
-    connection failures, 408/409/429 and 5xx answers, or the provider's own
+    Phase ``request`` when the request failed (a connection that could not be made, an
+    error status); phase ``response`` when the connection broke while the reply was
+    being read. ``retryable`` says whether the same request may succeed if sent again
+    (timeouts, dropped connections, 408/409/429 and 5xx answers, or the provider's own
     ``x-should-retry`` hint); ``retry_after`` is the delay the provider asked for, in
     seconds, when it named one. The shared loop retries retryable failures within the
-    adapter's retry budget and the evaluation's deadline.
+    adapter's retry budget and the evaluation's deadline, unless text of the failed
+    attempt already reached the caller.
     """
 
     status_code: int | None
@@ -294,9 +308,10 @@ class ProviderError(PromptEvaluationError):
         retry_after: float | None = None,
         retryable: bool = False,
         provider_payload: Mapping[str, JSONValue] | None = None,
+        phase: Literal["request", "response"] = "request",
     ) -> None:
         super().__init__(
-            message, prompt_name=prompt_name, phase="request", provider_payload=provider_payload
+            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
         )
         self.status_code = status_code
         self.retry_after = retry_after
@@ -324,6 +339,48 @@ class ResponseTruncatedError(PromptEvaluationError):
             message, prompt_name=prompt_name, phase="response", provider_payload=provider_payload
         )
         self.limit = limit
+
+
+class HistoryTranslationError(PromptEvaluationError):
+    """A conversation cannot be carried on to this provider (phase ``request``).
+
+    Raised before anything is sent, when a turn of ``continue_from`` holds items only
+    the provider that produced them can replay, such as another provider's hosted-tool
+    calls and results. ``source_format`` is the wire format of those items,
+    ``target_format`` the one asked for, ``kinds`` the item types that have no
+    translation. Start a fresh conversation, or continue on the first provider.
+    """
+
+    source_format: str
+    target_format: str
+    kinds: tuple[str, ...]
+
+    def __init__(
+        self, *, prompt_name: str, source_format: str, target_format: str, kinds: tuple[str, ...]
+    ) -> None:
+        shown = ", ".join(kinds)
+        super().__init__(
+            f"the conversation holds {source_format} items with no {target_format} form "
+            f"({shown}); continue it on a {source_format} adapter, or start a new one",
+            prompt_name=prompt_name,
+            phase="request",
+        )
+        self.source_format = source_format
+        self.target_format = target_format
+        self.kinds = kinds
+
+
+class AdapterClosedError(WinkError):
+    """An adapter was used after ``close()``/``aclose()`` (or its ``with`` block) ended."""
+
+    adapter_name: str
+
+    def __init__(self, *, adapter_name: str) -> None:
+        super().__init__(
+            f"adapter {adapter_name!r} is closed; create a new adapter (closing released its "
+            "worker threads and any client it built)"
+        )
+        self.adapter_name = adapter_name
 
 
 class SessionError(WinkError):
@@ -356,3 +413,154 @@ class CursorError(WinkError):
     def __init__(self, message: str, *, cursor: str) -> None:
         super().__init__(message)
         self.cursor = cursor
+
+
+class StoreError(WinkError):
+    """Base for everything a durable store (``weakincentives.store``) refuses or fails to do."""
+
+
+class StoreUsageError(StoreError, ValueError):
+    """A store method got an invalid argument (an empty id, a negative round) or a closed store.
+
+    Also a ``ValueError``, which is what a bad argument raises in Python.
+    """
+
+
+class StoreDatabaseError(StoreError):
+    """The database failed an operation: locked past the busy timeout, unreachable, disk full.
+
+    The driver's exception is the ``__cause__``; ``operation`` names what the store was
+    doing and ``location`` which database (a file path, or a host and database name).
+    """
+
+    operation: str
+    location: str
+    reason: str
+
+    def __init__(self, *, operation: str, location: str, reason: str) -> None:
+        super().__init__(f"{operation} failed on {location}: {reason}")
+        self.operation = operation
+        self.location = location
+        self.reason = reason
+
+
+class SchemaVersionError(StoreError):
+    """The database's schema is newer than this library knows; it is refused, never written.
+
+    A newer weakincentives migrated it. Upgrade the library in this process.
+    """
+
+    location: str
+    found: int
+    supported: int
+
+    def __init__(self, *, location: str, found: int, supported: int) -> None:
+        super().__init__(
+            f"the store at {location} has schema version {found}, but this version of "
+            f"weakincentives knows versions up to {supported}: upgrade weakincentives"
+        )
+        self.location = location
+        self.found = found
+        self.supported = supported
+
+
+class FormatVersionError(StoreError):
+    """A stored row was written in a newer document format than this store reads.
+
+    ``record`` names the row (``event 3 of session 's1'``); the row is refused rather
+    than misread.
+    """
+
+    record: str
+    found: int
+    supported: int
+
+    def __init__(self, *, record: str, found: int, supported: int) -> None:
+        super().__init__(
+            f"{record} is in document format {found}, but this store reads formats up to "
+            f"{supported}: it was written by a newer weakincentives"
+        )
+        self.record = record
+        self.found = found
+        self.supported = supported
+
+
+class DocumentError(StoreError):
+    """A document given to a store is not JSON it can keep (NaN, a set, a lone surrogate).
+
+    ``record`` names where it was going (``event 2 of the batch for session 's1'``).
+    """
+
+    record: str
+    reason: str
+
+    def __init__(self, *, record: str, reason: str) -> None:
+        super().__init__(f"{record} is not storable JSON: {reason}")
+        self.record = record
+        self.reason = reason
+
+
+class CheckpointConflictError(StoreError):
+    """A checkpoint older than the stored one was saved: a stale writer lost the race.
+
+    Rounds only move forward, so a process resumed elsewhere is never overwritten by
+    one that was presumed dead.
+    """
+
+    evaluation_id: str
+    round: int
+    stored_round: int
+
+    def __init__(self, *, evaluation_id: str, round: int, stored_round: int) -> None:
+        super().__init__(
+            f"evaluation {evaluation_id!r}: cannot save round {round}, the store already "
+            f"holds round {stored_round} (checkpoints only move forward)"
+        )
+        self.evaluation_id = evaluation_id
+        self.round = round
+        self.stored_round = stored_round
+
+
+class ApprovalConflictError(StoreError):
+    """A tool call's approval was already decided differently; the first decision stands."""
+
+    evaluation_id: str
+    call_id: str
+    decision: str
+    stored_decision: str
+
+    def __init__(
+        self, *, evaluation_id: str, call_id: str, decision: str, stored_decision: str
+    ) -> None:
+        if decision == stored_decision:
+            clash = f"already {stored_decision} with another message"
+        else:
+            clash = f"already {stored_decision}, it cannot now be {decision}"
+        super().__init__(
+            f"evaluation {evaluation_id!r}: call {call_id!r} was {clash} (a decision is final)"
+        )
+        self.evaluation_id = evaluation_id
+        self.call_id = call_id
+        self.decision = decision
+        self.stored_decision = stored_decision
+
+
+class UnknownApprovalError(StoreError, KeyError):
+    """A decision named a call for which no approval was requested.
+
+    Also a ``KeyError``, as a missing mapping key would be.
+    """
+
+    evaluation_id: str
+    call_id: str
+
+    def __init__(self, *, evaluation_id: str, call_id: str) -> None:
+        super().__init__(
+            f"evaluation {evaluation_id!r} has no approval request for call {call_id!r}"
+        )
+        self.evaluation_id = evaluation_id
+        self.call_id = call_id
+
+    def __str__(self) -> str:
+        # KeyError would quote the message; the library's errors read as plain text.
+        return self.message

@@ -19,7 +19,8 @@ from typing import Any, cast
 
 import pytest
 
-from weakincentives.adapters.openai import OpenAIAdapter
+from weakincentives.adapters import Adapter, LoopSettings
+from weakincentives.adapters.openai import OpenAIResponses
 from weakincentives.serde import JSONValue
 
 RESPONSES = Path(__file__).parent.parent / "fixtures" / "responses"
@@ -112,10 +113,15 @@ class OpenAILoopback:
         self.replies.extend(replies)
 
     def adapter(
-        self, *, max_retries: int = 0, timeout: float = 10.0, **kwargs: Any
-    ) -> OpenAIAdapter:
-        """An ``OpenAIAdapter`` on the real SDK, pointed at this server."""
-        return OpenAIAdapter(
+        self,
+        *,
+        max_retries: int = 0,
+        timeout: float = 10.0,
+        settings: LoopSettings | None = None,
+        **kwargs: Any,
+    ) -> Adapter[OpenAIResponses]:
+        """An adapter over ``OpenAIResponses`` on the real SDK, pointed at this server."""
+        provider = OpenAIResponses(
             model="gpt-test",
             base_url=self.base_url,
             api_key="test-key",
@@ -123,6 +129,7 @@ class OpenAILoopback:
             timeout=timeout,
             **kwargs,
         )
+        return Adapter(provider, settings=settings)
 
     @property
     def bodies(self) -> list[Any]:

@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 
 from weakincentives.adapters import (
+    Adapter,
     FeedbackMessage,
     LoopSettings,
     OfflineAdapter,
+    OfflineModel,
     ScriptedCall,
     ScriptedTurn,
     ToolOutputMessage,
 )
-from weakincentives.adapters import _tool_round as tool_round
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 from weakincentives.runtime import (
@@ -29,6 +30,7 @@ from weakincentives.runtime import (
     TextDelta,
     ToolInvoked,
 )
+from weakincentives.runtime import _batch as batch
 
 WAIT = 5.0
 """Upper bound for waits that must succeed at once; reaching it fails the test, never hangs it."""
@@ -53,7 +55,7 @@ def prompt_with(*tools: Tool[Any, Any], output: bool = False) -> Prompt[Any]:
 
 def calls(*names: str) -> ScriptedTurn:
     return ScriptedTurn(
-        tool_calls=tuple(
+        calls=tuple(
             ScriptedCall(name=name, arguments={"name": f"{name}-{index}"}, call_id=f"c{index}")
             for index, name in enumerate(names)
         )
@@ -110,9 +112,13 @@ class TestOneLoop:
         """evaluate is a facade: same turns, same text, same tool results."""
         tool = sync_tool("echo", lambda params: params.name)
         script = [calls("echo"), ScriptedTurn(text="done")]
-        sync = OfflineAdapter(script, id_factory=lambda: "e").evaluate(prompt_with(tool))
+        sync = Adapter(OfflineModel(script), settings=LoopSettings(new_id=lambda: "e")).evaluate(
+            prompt_with(tool)
+        )
         asynchronous = asyncio.run(
-            OfflineAdapter(script, id_factory=lambda: "e").evaluate_async(prompt_with(tool))
+            Adapter(OfflineModel(script), settings=LoopSettings(new_id=lambda: "e")).evaluate_async(
+                prompt_with(tool)
+            )
         )
         assert (sync.text, sync.tool_results, sync.rounds) == (
             asynchronous.text,
@@ -188,9 +194,11 @@ class TestConcurrentCalls:
                 session=session,
             )
         )
-        assert [e.call.call_id for e in response.tool_calls] == ["c0", "c1", "c2"]
+        assert [e.call.call_id for e in response.tool_executions] == ["c0", "c1", "c2"]
         assert [e.call_id for e in session.select(ToolInvoked)] == ["c0", "c1", "c2"]
-        outputs = [i for i in adapter.requests[1].history if isinstance(i, ToolOutputMessage)]
+        outputs = [
+            i for i in adapter.provider.requests[1].history if isinstance(i, ToolOutputMessage)
+        ]
         assert [(o.call_id, o.content) for o in outputs] == [
             ("c0", "slow"),
             ("c1", "fast"),
@@ -252,8 +260,8 @@ class TestConcurrentCalls:
             active -= 1
             return "ok"
 
-        adapter = OfflineAdapter(
-            [calls(*["track"] * 5), ScriptedTurn(text="done")],
+        adapter = Adapter(
+            OfflineModel([calls(*["track"] * 5), ScriptedTurn(text="done")]),
             settings=LoopSettings(max_concurrency=2),
         )
         asyncio.run(adapter.evaluate_async(prompt_with(async_tool("track", track))))
@@ -279,8 +287,8 @@ class TestConcurrentCalls:
 
         bus = InProcessEventBus()
         session = Session(bus=bus)
-        adapter = OfflineAdapter(
-            [calls(*["work"] * 6), ScriptedTurn(text="done")],
+        adapter = Adapter(
+            OfflineModel([calls(*["work"] * 6), ScriptedTurn(text="done")]),
             settings=LoopSettings(max_concurrency=2),
         )
         response = adapter.evaluate(prompt_with(sync_tool("work", work)), bus=bus, session=session)
@@ -296,7 +304,7 @@ class TestConcurrentCalls:
         The ramp interval is made long so that a pause of this machine cannot look like
         a stall; the next test shows the ramp itself.
         """
-        monkeypatch.setattr(tool_round, "RAMP_SECONDS", WAIT)
+        monkeypatch.setattr(batch, "RAMP_SECONDS", WAIT)
         threads: set[threading.Thread] = set()
 
         def quick(params: Step) -> str:
@@ -326,8 +334,8 @@ class TestConcurrentCalls:
                 active -= 1
             return params.name
 
-        adapter = OfflineAdapter(
-            [calls(*["block"] * 5), ScriptedTurn(text="done")],
+        adapter = Adapter(
+            OfflineModel([calls(*["block"] * 5), ScriptedTurn(text="done")]),
             settings=LoopSettings(max_concurrency=3),
         )
         response = adapter.evaluate(prompt_with(sync_tool("block", block)))
@@ -408,7 +416,7 @@ class TestStreaming:
             [
                 ScriptedTurn(
                     text="Let me look.",
-                    tool_calls=(ScriptedCall(name="peek", arguments={"name": "p"}),),
+                    calls=(ScriptedCall(name="peek", arguments={"name": "p"}),),
                 ),
                 ScriptedTurn(text="done"),
             ],
@@ -440,7 +448,7 @@ class TestOutputRetries:
         assert response.output == Verdict(ok=True)
         (rejected,) = session.select(OutputRejected)
         assert (rejected.attempt, rejected.path, rejected.text) == (1, "$.ok", '{"ok": "yes"}')
-        feedback = adapter.requests[1].history[-1]
+        feedback = adapter.provider.requests[1].history[-1]
         assert isinstance(feedback, FeedbackMessage)
         assert feedback.text == (
             f"Your answer could not be used: {rejected.message}. Reply again with only the "
@@ -450,15 +458,17 @@ class TestOutputRetries:
 
     def test_retries_run_out_with_a_parse_error(self) -> None:
         """After output_retries rejected answers the evaluation fails with phase parse."""
-        adapter = OfflineAdapter(
-            [ScriptedTurn(text="nope"), ScriptedTurn(text="still nope"), ScriptedTurn(text="x")],
+        adapter = Adapter(
+            OfflineModel(
+                [ScriptedTurn(text="nope"), ScriptedTurn(text="still nope"), ScriptedTurn(text="x")]
+            ),
             settings=LoopSettings(output_retries=2),
         )
         with pytest.raises(PromptEvaluationError) as caught:
             adapter.evaluate(prompt_with(output=True))
         assert caught.value.phase == "parse"
         assert caught.value.provider_payload == {"text": "x"}
-        assert len(adapter.requests) == 3
+        assert len(adapter.provider.requests) == 3
 
     def test_a_refusal_is_not_retried(self) -> None:
         """A model that refuses is not asked again: phase parse at once."""
@@ -467,4 +477,4 @@ class TestOutputRetries:
             adapter.evaluate(prompt_with(output=True))
         assert caught.value.phase == "parse"
         assert caught.value.reason == "the model refused to answer: I can't help with that."
-        assert len(adapter.requests) == 1
+        assert len(adapter.provider.requests) == 1

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 import pytest
 
 from weakincentives.adapters import (
+    Adapter,
     AssistantMessage,
     Disclosure,
     LoopSettings,
     OfflineAdapter,
+    OfflineModel,
     PromptMessage,
     ScriptedCall,
     ScriptedTurn,
@@ -20,8 +22,8 @@ from weakincentives.adapters import (
 )
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import (
-    DisclosureMode,
     MarkdownSection,
+    OpenSectionsMode,
     OpenSectionsResult,
     PromptTemplate,
     SectionPath,
@@ -53,14 +55,14 @@ def finish(params: Done, *, context: ToolContext) -> ToolResult[Done]:
 
 
 def template(
-    disclosure: DisclosureMode = "halt", *, extra_tool: bool = False
+    open_sections: OpenSectionsMode = "halt", *, extra_tool: bool = False
 ) -> PromptTemplate[None]:
     tools = [Tool(name="finish", description="Finish.", handler=finish, terminal=True)]
     return PromptTemplate(
         ns="agents/assistant",
         key="task-executor",
         name="task_executor",
-        disclosure=disclosure,
+        open_sections=open_sections,
         sections=[
             MarkdownSection[TaskParams](
                 title="Task",
@@ -109,15 +111,17 @@ MANUAL = LoopSettings(disclosure=Disclosure(policy="manual"))
 class TestHaltingFlow:
     def test_open_sections_halts_and_skips_the_rest_of_the_turn(self) -> None:
         """Under the manual policy the call ends the evaluation with the request on `halt`."""
-        adapter = OfflineAdapter(
-            [
-                ScriptedTurn(
-                    tool_calls=(
-                        open_call("context"),
-                        ScriptedCall(name="finish", arguments={"ok": True}),
+        adapter = Adapter(
+            OfflineModel(
+                [
+                    ScriptedTurn(
+                        calls=(
+                            open_call("context"),
+                            ScriptedCall(name="finish", arguments={"ok": True}),
+                        )
                     )
-                )
-            ],
+                ]
+            ),
             settings=MANUAL,
         )
         response = adapter.evaluate(template(extra_tool=True), *PARAMS)
@@ -131,11 +135,11 @@ class TestHaltingFlow:
     def test_full_flow_reaches_expanded_content(self) -> None:
         """Initial render -> open_sections -> retry with overrides -> full content is seen."""
         adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="Refactored.")]
+            [ScriptedTurn(calls=(open_call("context"),)), ScriptedTurn(text="Refactored.")]
         )
-        response = evaluate_with_disclosure(adapter, template(), *PARAMS)
+        response = adapter.evaluate(template(), *PARAMS, disclosure=Disclosure())
         assert response.text == "Refactored."
-        first, second = (request.rendered.text for request in adapter.requests)
+        first, second = (request.rendered.text for request in adapter.provider.requests)
         assert "Documentation for WeakIncentives is available." in first
         assert "Detailed documentation for WeakIncentives:\n- Architecture overview" in second
         assert response.rendered is not None
@@ -155,23 +159,23 @@ class TestHaltingFlow:
             ("reference",): SectionVisibility.FULL,
         }
         adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="ok")]
+            [ScriptedTurn(calls=(open_call("context"),)), ScriptedTurn(text="ok")]
         )
-        evaluate_with_disclosure(adapter, template(), *PARAMS, visibility_overrides=caller)
-        assert dict(adapter.requests[1].rendered.visibility_overrides) == merged
-        assert adapter.requests[1].rendered.tools == ()
+        adapter.evaluate(template(), *PARAMS, visibility_overrides=caller, disclosure=Disclosure())
+        assert dict(adapter.provider.requests[1].rendered.visibility_overrides) == merged
+        assert adapter.provider.requests[1].rendered.tools == ()
 
     def test_conservative_policy_opens_one_section_per_retry(self) -> None:
         """Only the first requested section opens; the model asks again for the next."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(open_call("context", "reference"),)),
-                ScriptedTurn(tool_calls=(open_call("reference"),)),
+                ScriptedTurn(calls=(open_call("context", "reference"),)),
+                ScriptedTurn(calls=(open_call("reference"),)),
                 ScriptedTurn(text="ok"),
             ]
         )
-        evaluate_with_disclosure(adapter, template(), *PARAMS, policy="conservative")
-        assert [dict(r.rendered.visibility_overrides) for r in adapter.requests] == [
+        adapter.evaluate(template(), *PARAMS, disclosure=Disclosure(policy="conservative"))
+        assert [dict(r.rendered.visibility_overrides) for r in adapter.provider.requests] == [
             {},
             {("context",): SectionVisibility.FULL},
             {("context",): SectionVisibility.FULL, ("reference",): SectionVisibility.FULL},
@@ -183,18 +187,18 @@ class TestHaltingFlow:
         session = Session(bus=bus)
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(open_call("context"),)),
+                ScriptedTurn(calls=(open_call("context"),)),
                 ScriptedTurn(text="one"),
                 ScriptedTurn(text="two"),
             ]
         )
-        evaluate_with_disclosure(
-            adapter, template(), *PARAMS, bus=bus, session=session, policy="batched"
+        adapter.evaluate(
+            template(), *PARAMS, bus=bus, session=session, disclosure=Disclosure(policy="batched")
         )
-        evaluate_with_disclosure(
-            adapter, template(), *PARAMS, bus=bus, session=session, policy="batched"
+        adapter.evaluate(
+            template(), *PARAMS, bus=bus, session=session, disclosure=Disclosure(policy="batched")
         )
-        assert dict(adapter.requests[2].rendered.visibility_overrides) == {
+        assert dict(adapter.provider.requests[2].rendered.visibility_overrides) == {
             ("context",): SectionVisibility.FULL
         }
         (key,) = session.storage.keys()
@@ -206,63 +210,66 @@ class TestHaltingFlow:
         bus = InProcessEventBus()
         session = Session(bus=bus)
         adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(open_call("reference"),)), ScriptedTurn(text="one")]
+            [ScriptedTurn(calls=(open_call("reference"),)), ScriptedTurn(text="one")]
         )
-        evaluate_with_disclosure(adapter, template(), *PARAMS, session=session, policy="batched")
+        adapter.evaluate(
+            template(), *PARAMS, session=session, disclosure=Disclosure(policy="batched")
+        )
         trimmed = PromptTemplate(
             ns="agents/assistant",
             key="task-executor",
             sections=[MarkdownSection[TaskParams](title="Task", key="task", template="$objective")],
         )
         second = OfflineAdapter([ScriptedTurn(text="two")])
-        response = evaluate_with_disclosure(
-            second, trimmed, PARAMS[0], session=session, policy="batched"
+        response = second.evaluate(
+            trimmed, PARAMS[0], session=session, disclosure=Disclosure(policy="batched")
         )
         assert response.text == "two"
-        assert dict(second.requests[0].rendered.visibility_overrides) == {}
+        assert dict(second.provider.requests[0].rendered.visibility_overrides) == {}
 
     def test_retry_limit_is_a_tool_phase_error(self) -> None:
         """A model that keeps asking is stopped after max_retries re-renders."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(open_call("context"),)),
-                ScriptedTurn(tool_calls=(open_call("reference"),)),
+                ScriptedTurn(calls=(open_call("context"),)),
+                ScriptedTurn(calls=(open_call("reference"),)),
             ]
         )
         with pytest.raises(PromptEvaluationError) as caught:
-            evaluate_with_disclosure(adapter, template(), *PARAMS, max_retries=1)
+            adapter.evaluate(template(), *PARAMS, disclosure=Disclosure(max_retries=1))
         assert caught.value.phase == "tool"
         assert "still asked to open sections (reference) after 1 re-renders" in caught.value.message
 
     def test_other_halts_are_returned_unchanged(self) -> None:
         """A user terminal tool's halt is the caller's business, not a disclosure retry."""
         adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(ScriptedCall(name="finish", arguments={"ok": True}),))]
+            [ScriptedTurn(calls=(ScriptedCall(name="finish", arguments={"ok": True}),))]
         )
-        response = evaluate_with_disclosure(adapter, template(extra_tool=True), *PARAMS)
+        response = adapter.evaluate(template(extra_tool=True), *PARAMS, disclosure=Disclosure())
         assert response.halt is not None
         assert response.halt.tool_name == "finish"
-        assert len(adapter.requests) == 1
+        assert len(adapter.provider.requests) == 1
 
     def test_unknown_policy_is_rejected(self) -> None:
         """Policies are eager, conservative or batched."""
-        adapter = OfflineAdapter([ScriptedTurn(text="x")])
         with pytest.raises(ConfigValidationError, match="got 'lazy'"):
-            evaluate_with_disclosure(adapter, template(), *PARAMS, policy="lazy")  # type: ignore[arg-type]  # an unknown policy is the point
+            Disclosure(policy="lazy")  # type: ignore[arg-type]  # an unknown policy is the point
 
     def test_invalid_request_goes_back_to_the_model(self) -> None:
         """A bad key is a failed tool result listing valid keys; the model can retry."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(open_call("history"),)),
-                ScriptedTurn(tool_calls=(open_call("context"),)),
+                ScriptedTurn(calls=(open_call("history"),)),
+                ScriptedTurn(calls=(open_call("context"),)),
                 ScriptedTurn(text="ok"),
             ]
         )
-        response = evaluate_with_disclosure(adapter, template(), *PARAMS)
+        response = adapter.evaluate(template(), *PARAMS, disclosure=Disclosure())
         assert response.text == "ok"
         outputs = [
-            item for item in adapter.requests[1].history if isinstance(item, ToolOutputMessage)
+            item
+            for item in adapter.provider.requests[1].history
+            if isinstance(item, ToolOutputMessage)
         ]
         assert outputs[0].content.endswith("Summarized sections you can open: context, reference.")
 
@@ -272,8 +279,9 @@ class TestTelemetry:
         """ToolInvoked for open_sections carries keys, reason and visibility state."""
         bus = InProcessEventBus()
         session = Session(bus=bus)
-        adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(open_call("context", reason="why"),))], settings=MANUAL
+        adapter = Adapter(
+            OfflineModel([ScriptedTurn(calls=(open_call("context", reason="why"),))]),
+            settings=MANUAL,
         )
         adapter.evaluate(template(), *PARAMS, bus=bus, session=session)
         (event,) = session.select(ToolInvoked)
@@ -295,18 +303,20 @@ class TestInlineFlow:
     def test_inline_variant_delivers_content_in_the_same_evaluation(self) -> None:
         """No halt, no re-render: the content arrives as the tool result."""
         adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="Refactored.")]
+            [ScriptedTurn(calls=(open_call("context"),)), ScriptedTurn(text="Refactored.")]
         )
         response = adapter.evaluate(template("inline"), *PARAMS)
         assert response.halt is None
         assert response.text == "Refactored."
-        (output,) = [i for i in adapter.requests[1].history if isinstance(i, ToolOutputMessage)]
+        (output,) = [
+            i for i in adapter.provider.requests[1].history if isinstance(i, ToolOutputMessage)
+        ]
         assert output.content == (
             "Opening 1 section: context. Its full content follows.\n\n"
             "## 2 Project Context\nDetailed documentation for WeakIncentives:\n"
             "- Architecture overview"
         )
-        assert adapter.requests[1].rendered is adapter.requests[0].rendered
+        assert adapter.provider.requests[1].rendered is adapter.provider.requests[0].rendered
 
 
 class TestContinuation:
@@ -315,7 +325,7 @@ class TestContinuation:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(name="lookup_ticket"),
                         open_call("context"),
                         ScriptedCall(name="lookup_ticket"),
@@ -324,8 +334,8 @@ class TestContinuation:
                 ScriptedTurn(text="Done."),
             ]
         )
-        response = evaluate_with_disclosure(adapter, template(extra_tool=False), *PARAMS)
-        second = adapter.requests[1].history
+        response = adapter.evaluate(template(extra_tool=False), *PARAMS, disclosure=Disclosure())
+        second = adapter.provider.requests[1].history
         assert isinstance(second[0], PromptMessage)
         assert "Detailed documentation for WeakIncentives" in second[0].text
         assert isinstance(second[1], AssistantMessage)
@@ -348,7 +358,33 @@ class TestContinuation:
     def test_fresh_retries_when_asked(self) -> None:
         """continue_conversation=False starts each retry from the new render alone."""
         adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(open_call("context"),)), ScriptedTurn(text="ok")]
+            [ScriptedTurn(calls=(open_call("context"),)), ScriptedTurn(text="ok")]
         )
-        evaluate_with_disclosure(adapter, template(), *PARAMS, continue_conversation=False)
-        assert len(adapter.requests[1].history) == 1
+        adapter.evaluate(template(), *PARAMS, disclosure=Disclosure(continue_conversation=False))
+        assert len(adapter.provider.requests[1].history) == 1
+
+
+class TestDeprecatedHelper:
+    def test_evaluate_with_disclosure_warns_and_still_evaluates(self) -> None:
+        """The old helper names its replacement in a DeprecationWarning and still works."""
+        adapter = OfflineAdapter(
+            [
+                ScriptedTurn(calls=(open_call("context", "reference"),)),
+                ScriptedTurn(calls=(open_call("reference"),)),
+                ScriptedTurn(text="ok"),
+            ]
+        )
+        with pytest.warns(
+            DeprecationWarning,
+            match=r"evaluate_with_disclosure is deprecated; call adapter\.evaluate\(prompt, "
+            r"disclosure=Disclosure\(",
+        ):
+            response = evaluate_with_disclosure(
+                adapter, template(), *PARAMS, policy="conservative", max_retries=2
+            )
+        assert response.text == "ok"
+        assert [dict(r.rendered.visibility_overrides) for r in adapter.provider.requests] == [
+            {},
+            {("context",): SectionVisibility.FULL},
+            {("context",): SectionVisibility.FULL, ("reference",): SectionVisibility.FULL},
+        ]

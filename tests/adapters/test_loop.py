@@ -12,8 +12,10 @@ import pytest
 
 from tests.conftest import FakeClock
 from weakincentives.adapters import (
+    Adapter,
     LoopSettings,
     OfflineAdapter,
+    OfflineModel,
     PromptResponse,
     ScriptedCall,
     ScriptedTurn,
@@ -114,8 +116,8 @@ class TestToolLoop:
         """Tool calls run in order across rounds, results go back, the answer is parsed."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(call("add", a=1, b=2), call("add", a=3, b=4))),
-                ScriptedTurn(tool_calls=(call("add", a=10, b=20),)),
+                ScriptedTurn(calls=(call("add", a=1, b=2), call("add", a=3, b=4))),
+                ScriptedTurn(calls=(call("add", a=10, b=20),)),
                 ScriptedTurn(output=Answer(summary="done", confidence=0.9)),
             ]
         )
@@ -128,7 +130,7 @@ class TestToolLoop:
         ]
         assert response.rounds == 3
         assert response.halt is None
-        third = adapter.requests[2]
+        third = adapter.provider.requests[2]
         outputs = [item for item in third.history if isinstance(item, ToolOutputMessage)]
         assert [o.content for o in outputs] == [
             '1+2\n\n{"value":3}',
@@ -142,7 +144,7 @@ class TestToolLoop:
         """One evaluation publishes PromptRendered, a ToolInvoked per call, PromptExecuted."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(call("add", a=1, b=1),)),
+                ScriptedTurn(calls=(call("add", a=1, b=1),)),
                 ScriptedTurn(output=Answer(summary="s", confidence=1.0)),
             ]
         )
@@ -150,7 +152,7 @@ class TestToolLoop:
         (rendered,) = session.select(PromptRendered)
         (invoked,) = session.select(ToolInvoked)
         (executed,) = session.select(PromptExecuted)
-        schema = adapter.requests[0].output_schema
+        schema = adapter.provider.requests[0].output_schema
         assert schema is not None
         instructions = render_output_instructions(schema)
         assert rendered.text == f"## 1 Task\nGoal: g\n\n{instructions}"
@@ -159,7 +161,7 @@ class TestToolLoop:
         assert {rendered.evaluation_id, invoked.evaluation_id, executed.evaluation_id} == {
             response.evaluation_id
         }
-        assert (executed.tool_calls, executed.rounds, executed.halted) == (1, 2, False)
+        assert (executed.tool_call_count, executed.rounds, executed.halted) == (1, 2, False)
         assert executed.output == Answer(summary="s", confidence=1.0)
         assert executed.usage == response.usage
 
@@ -167,14 +169,14 @@ class TestToolLoop:
         """A bad call becomes a failed result the model reads, and the loop goes on."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(
-                    tool_calls=(ScriptedCall(name="add", arguments='{"a": "x", "b": 1}'),)
-                ),
+                ScriptedTurn(calls=(ScriptedCall(name="add", arguments='{"a": "x", "b": 1}'),)),
                 ScriptedTurn(output=Answer(summary="recovered", confidence=0.5)),
             ]
         )
         response = adapter.evaluate(template(), TaskParams(goal="g"))
-        (output,) = [i for i in adapter.requests[1].history if isinstance(i, ToolOutputMessage)]
+        (output,) = [
+            i for i in adapter.provider.requests[1].history if isinstance(i, ToolOutputMessage)
+        ]
         assert output.success is False
         assert output.content.startswith("Invalid arguments for tool 'add': expected an integer")
         assert response.output == Answer(summary="recovered", confidence=0.5)
@@ -190,7 +192,7 @@ class TestToolLoop:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(call("add", a=1, b=1),),
+                    calls=(call("add", a=1, b=1),),
                     usage=TokenUsage(input_tokens=10, output_tokens=2, cached_input_tokens=4),
                 ),
                 ScriptedTurn(
@@ -231,7 +233,7 @@ class TestHalting:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         call("add", a=1, b=1),
                         call("finish", a=0, b=0),
                         call("add", a=5, b=5),
@@ -243,7 +245,7 @@ class TestHalting:
         assert response.halt is not None
         assert response.halt.tool_name == "finish"
         assert response.halt.value == Sum(value=0)
-        assert [e.call.name for e in response.tool_calls] == ["add", "finish"]
+        assert [e.call.name for e in response.tool_executions] == ["add", "finish"]
         assert [c.name for c in response.skipped_calls] == ["add"]
         assert (response.output, response.text, response.rounds) == (None, "", 1)
 
@@ -251,7 +253,7 @@ class TestHalting:
         """A terminal tool that fails goes back to the model like any failure."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(ScriptedCall(name="finish", arguments="{}"),)),
+                ScriptedTurn(calls=(ScriptedCall(name="finish", arguments="{}"),)),
                 ScriptedTurn(output=Answer(summary="after", confidence=1.0)),
             ]
         )
@@ -263,7 +265,7 @@ class TestHalting:
         self, bus: InProcessEventBus, session: Session
     ) -> None:
         """PromptExecuted says the evaluation halted."""
-        adapter = OfflineAdapter([ScriptedTurn(tool_calls=(call("finish", a=0, b=0),))])
+        adapter = OfflineAdapter([ScriptedTurn(calls=(call("finish", a=0, b=0),))])
         adapter.evaluate(template(FINISH), TaskParams(goal="g"), bus=bus, session=session)
         (executed,) = session.select(PromptExecuted)
         assert executed.halted
@@ -272,8 +274,9 @@ class TestHalting:
 class TestLimitsAndErrors:
     def test_round_limit_is_a_tool_phase_error(self) -> None:
         """A model that never stops calling tools is stopped with a clear error."""
-        adapter = OfflineAdapter(
-            [ScriptedTurn(tool_calls=(call("add", a=1, b=1),))] * 3, max_rounds=2
+        adapter = Adapter(
+            OfflineModel([ScriptedTurn(calls=(call("add", a=1, b=1),))] * 3),
+            settings=LoopSettings(max_rounds=2),
         )
         with pytest.raises(PromptEvaluationError) as caught:
             adapter.evaluate(template(), TaskParams(goal="g"))
@@ -283,12 +286,14 @@ class TestLimitsAndErrors:
 
     def test_passed_deadline_is_a_request_phase_error(self, clock: FakeClock) -> None:
         """No request is sent after the deadline."""
-        adapter = OfflineAdapter([ScriptedTurn(text="never")], clock=clock)
+        adapter = Adapter(
+            OfflineModel([ScriptedTurn(text="never")]), settings=LoopSettings(clock=clock)
+        )
         deadline = clock.now - timedelta(seconds=1)
         with pytest.raises(PromptEvaluationError, match="passed before round 1") as caught:
             adapter.evaluate(text_prompt(), deadline=deadline)
         assert caught.value.phase == "request"
-        assert adapter.requests == ()
+        assert adapter.provider.requests == ()
 
     def test_render_problems_are_render_phase_errors(self) -> None:
         """Missing params surface as PromptEvaluationError(phase='render') with the cause."""
@@ -297,7 +302,7 @@ class TestLimitsAndErrors:
             adapter.evaluate(template())
         assert caught.value.phase == "render"
         assert "missing params" in caught.value.message
-        assert adapter.requests == ()
+        assert adapter.provider.requests == ()
 
     @pytest.mark.parametrize(
         ("text", "fragment"),
@@ -310,7 +315,7 @@ class TestLimitsAndErrors:
         self, text: str, fragment: str
     ) -> None:
         """With output retries off, an answer that does not fit the type fails at once."""
-        adapter = OfflineAdapter([ScriptedTurn(text=text)], settings=NO_OUTPUT_RETRIES)
+        adapter = Adapter(OfflineModel([ScriptedTurn(text=text)]), settings=NO_OUTPUT_RETRIES)
         with pytest.raises(PromptEvaluationError) as caught:
             adapter.evaluate(template(), TaskParams(goal="g"))
         assert caught.value.phase == "parse"
@@ -327,7 +332,7 @@ class TestLimitsAndErrors:
 
     def test_exhausted_script_is_a_response_error(self) -> None:
         """Running past the script is reported, not looped."""
-        adapter = OfflineAdapter([ScriptedTurn(tool_calls=(call("add", a=1, b=1),))])
+        adapter = OfflineAdapter([ScriptedTurn(calls=(call("add", a=1, b=1),))])
         with pytest.raises(PromptEvaluationError, match="offline script exhausted after 1 turns"):
             adapter.evaluate(template(), TaskParams(goal="g"))
 
@@ -337,7 +342,7 @@ class TestLimitsAndErrors:
         session = Session(bus=InProcessEventBus())
         with pytest.raises(SessionError, match="listens to a different bus"):
             adapter.evaluate(text_prompt(), bus=InProcessEventBus(), session=session)
-        assert adapter.requests == ()
+        assert adapter.provider.requests == ()
 
     def test_session_without_a_bus_records_the_evaluation(self) -> None:
         """A bus-less session listens to the evaluation's bus only while it runs."""
@@ -373,7 +378,7 @@ class TestListOutput:
         adapter = OfflineAdapter([ScriptedTurn(output=[Item(name="a"), Item(name="b")])])
         response = adapter.evaluate(prompt)
         assert response.output == [Item(name="a"), Item(name="b")]
-        schema = adapter.requests[0].output_schema
+        schema = adapter.provider.requests[0].output_schema
         assert schema is not None
         assert schema.wrapped
         assert schema.schema["required"] == ["items"]
@@ -383,8 +388,8 @@ class TestListOutput:
         prompt = Prompt[list[Item]](
             ns="t", key="list", sections=[MarkdownSection(title="T", template="List.")]
         )
-        adapter = OfflineAdapter(
-            [ScriptedTurn(text='{"items": [{"name": "a"}, {"name": 2}]}')],
+        adapter = Adapter(
+            OfflineModel([ScriptedTurn(text='{"items": [{"name": "a"}, {"name": 2}]}')]),
             settings=NO_OUTPUT_RETRIES,
         )
         with pytest.raises(PromptEvaluationError, match=r"at \$\.items\[1\]\.name"):
@@ -396,7 +401,7 @@ class TestOfflineModes:
         """The exercising mode calls each tool once, validly, then answers per the schema."""
         adapter = OfflineAdapter(call_every_tool=True)
         response = adapter.evaluate(template(), TaskParams(goal="g"))
-        assert [e.result.success for e in response.tool_calls] == [True]
+        assert [e.result.success for e in response.tool_executions] == [True]
         assert isinstance(response.output, Answer)
 
     def test_call_every_tool_without_output_type_reports_the_calls(self) -> None:
@@ -411,7 +416,7 @@ class TestOfflineModes:
         def responder(request: TurnRequest) -> ScriptedTurn:
             seen.append(len(request.history))
             if request.round == 1:
-                return ScriptedTurn(tool_calls=(call("add", a=2, b=2),))
+                return ScriptedTurn(calls=(call("add", a=2, b=2),))
             return ScriptedTurn(text="four")
 
         response = OfflineAdapter(responder=responder).evaluate(text_prompt())
@@ -445,4 +450,4 @@ class TestOfflineModes:
         assert isinstance(result, WebSearchResult)
         assert result.citations
         assert response.text == result.text
-        assert adapter.remaining_turns == 0
+        assert adapter.provider.remaining_turns == 0

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from weakincentives.adapters import (
+    Adapter,
     Disclosure,
     LoopSettings,
     OfflineAdapter,
+    OfflineModel,
     ScriptedCall,
     ScriptedTurn,
     ToolOutputMessage,
@@ -84,7 +86,9 @@ def look(text: str, call_id: str = "c") -> ScriptedCall:
     return ScriptedCall(name="lookup", arguments={"text": text}, call_id=call_id)
 
 
-def failures_of(adapter: OfflineAdapter, target: Prompt[Any], **kwargs: Any) -> list[PromptFailed]:
+def failures_of(
+    adapter: Adapter[OfflineModel], target: Prompt[Any], **kwargs: Any
+) -> list[PromptFailed]:
     bus = InProcessEventBus()
     session = Session(bus=bus)
     with pytest.raises(PromptEvaluationError):
@@ -93,7 +97,7 @@ def failures_of(adapter: OfflineAdapter, target: Prompt[Any], **kwargs: Any) -> 
     return list(session.select(PromptFailed))
 
 
-def render_case() -> tuple[OfflineAdapter, Prompt[Any]]:
+def render_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:
     needs = Prompt(
         ns="t",
         key="needs",
@@ -102,18 +106,20 @@ def render_case() -> tuple[OfflineAdapter, Prompt[Any]]:
     return OfflineAdapter([ScriptedTurn(text="x")]), needs
 
 
-def parse_case() -> tuple[OfflineAdapter, Prompt[Any]]:
+def parse_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:
     no_retries = LoopSettings(output_retries=0)
-    return OfflineAdapter([ScriptedTurn(text="not json")], settings=no_retries), prompt(output=True)
+    return Adapter(OfflineModel([ScriptedTurn(text="not json")]), settings=no_retries), prompt(
+        output=True
+    )
 
 
-def response_case() -> tuple[OfflineAdapter, Prompt[Any]]:
-    return OfflineAdapter([ScriptedTurn(tool_calls=(look("a"),))]), prompt()
+def response_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:
+    return OfflineAdapter([ScriptedTurn(calls=(look("a"),))]), prompt()
 
 
-def tool_case() -> tuple[OfflineAdapter, Prompt[Any]]:
-    turns = [ScriptedTurn(tool_calls=(look(str(n), f"c{n}"),)) for n in range(3)]
-    return OfflineAdapter(turns, settings=LoopSettings(max_rounds=2)), prompt()
+def tool_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:
+    turns = [ScriptedTurn(calls=(look(str(n), f"c{n}"),)) for n in range(3)]
+    return Adapter(OfflineModel(turns), settings=LoopSettings(max_rounds=2)), prompt()
 
 
 class TestPromptFailed:
@@ -128,7 +134,7 @@ class TestPromptFailed:
         ids=["render", "parse", "response", "tool"],
     )
     def test_every_failing_phase_publishes_prompt_failed(
-        self, case: Callable[[], tuple[OfflineAdapter, Prompt[Any]]], phase: str
+        self, case: Callable[[], tuple[Adapter[OfflineModel], Prompt[Any]]], phase: str
     ) -> None:
         """Each phase that raises leaves exactly one PromptFailed and no PromptExecuted."""
         adapter, target = case()
@@ -177,7 +183,7 @@ class TestPromptFailed:
         assert (failed.phase, failed.error_type) == ("internal", "KeyError")
 
     @staticmethod
-    def _internal(adapter: OfflineAdapter) -> list[PromptFailed]:
+    def _internal(adapter: Adapter[OfflineModel]) -> list[PromptFailed]:
         bus = InProcessEventBus()
         session = Session(bus=bus)
         with pytest.raises(KeyError):
@@ -203,7 +209,7 @@ class TestDeadlineArgument:
         with pytest.raises(ConfigValidationError, match=message) as caught:
             adapter.evaluate(prompt(), deadline=deadline)  # type: ignore[arg-type]  # the wrong type is the point
         assert caught.value.field_name == "deadline"
-        assert adapter.requests == ()
+        assert adapter.provider.requests == ()
 
 
 class TestRepeatedCalls:
@@ -211,14 +217,16 @@ class TestRepeatedCalls:
         """The second identical call runs, and its output says the result will not change."""
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(look("x", "c1"),)),
-                ScriptedTurn(tool_calls=(look("x", "c2"),)),
+                ScriptedTurn(calls=(look("x", "c1"),)),
+                ScriptedTurn(calls=(look("x", "c2"),)),
                 ScriptedTurn(text="done"),
             ]
         )
         response = adapter.evaluate(prompt())
         assert [r.message for r in response.tool_results] == ["found x", "found x"]
-        second = [i for i in adapter.requests[2].history if isinstance(i, ToolOutputMessage)][-1]
+        second = [
+            i for i in adapter.provider.requests[2].history if isinstance(i, ToolOutputMessage)
+        ][-1]
         assert second.content == (
             "found x\n\n(You have now made this exact call 2 times in this task; its result "
             "will not change. Use it, or call with different arguments.)"
@@ -226,15 +234,15 @@ class TestRepeatedCalls:
 
     def test_too_many_identical_calls_end_the_evaluation(self) -> None:
         """Past max_identical_calls the loop stops with phase tool instead of at max_rounds."""
-        turns = [ScriptedTurn(tool_calls=(look("x", f"c{n}"),)) for n in range(5)]
-        adapter = OfflineAdapter(turns, settings=LoopSettings(max_identical_calls=2))
+        turns = [ScriptedTurn(calls=(look("x", f"c{n}"),)) for n in range(5)]
+        adapter = Adapter(OfflineModel(turns), settings=LoopSettings(max_identical_calls=2))
         with pytest.raises(PromptEvaluationError) as caught:
             adapter.evaluate(prompt())
         assert caught.value.phase == "tool"
         assert caught.value.reason.startswith(
             "the model called 'lookup' with the same arguments 3 times; the limit is 2"
         )
-        assert len(adapter.requests) == 3
+        assert len(adapter.provider.requests) == 3
 
 
 class TestDuplicateCallIds:
@@ -244,7 +252,7 @@ class TestDuplicateCallIds:
         session = Session(bus=bus)
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(look("a", "dup"), look("b", "dup"))),
+                ScriptedTurn(calls=(look("a", "dup"), look("b", "dup"))),
                 ScriptedTurn(text="done"),
             ]
         )
@@ -258,7 +266,9 @@ class TestDuplicateCallIds:
             ),
         ]
         assert len(session.select(ToolInvoked)) == 2
-        outputs = [i for i in adapter.requests[1].history if isinstance(i, ToolOutputMessage)]
+        outputs = [
+            i for i in adapter.provider.requests[1].history if isinstance(i, ToolOutputMessage)
+        ]
         assert [(o.call_id, o.content) for o in outputs] == [
             ("dup", "found a\n\n(Another call in this turn reused the id 'dup'; it was not run.)")
         ]
@@ -272,7 +282,7 @@ class TestDisclosureByDefault:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="open_sections",
                             arguments={"section_keys": ["runbook"], "reason": "steps"},
@@ -285,12 +295,12 @@ class TestDisclosureByDefault:
         response = adapter.evaluate(prompt(output=True, summarized=True), bus=bus, session=session)
         assert response.output == Report(finding="graphs checked")
         assert response.halt is None
-        assert "Step 1: check the graphs." in adapter.requests[1].rendered.text
+        assert "Step 1: check the graphs." in adapter.provider.requests[1].rendered.text
         renders = session.select(PromptRendered)
         assert [dict(r.visibility)[("runbook",)] for r in renders] == ["summary", "full"]
         (executed,) = session.select(PromptExecuted)
         assert executed.usage == response.usage
-        first, second = (request.history for request in adapter.requests)
+        first, second = (request.history for request in adapter.provider.requests)
         assert response.usage.input_tokens > 0
         assert (response.rounds, len(first), len(second)) == (2, 1, 3)
 
@@ -300,7 +310,7 @@ class TestDisclosureByDefault:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="open_sections",
                             arguments={"section_keys": ["runbook"], "reason": "steps"},
@@ -319,7 +329,7 @@ class TestDisclosureByDefault:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="open_sections",
                             arguments={"section_keys": ["runbook"], "reason": "steps"},

@@ -78,7 +78,7 @@ def test_seed_003_example_runs_end_to_end_with_session_events() -> None:
     adapter = OfflineAdapter(
         [
             ScriptedTurn(
-                tool_calls=(ScriptedCall(name="lookup_entity", arguments={"entity_id": "e-1"}),)
+                calls=(ScriptedCall(name="lookup_entity", arguments={"entity_id": "e-1"}),)
             ),
             ScriptedTurn(text="Entity e-1 lives at https://example.com."),
         ]
@@ -97,7 +97,7 @@ def test_seed_003_example_runs_end_to_end_with_session_events() -> None:
     assert rendered_event.tool_names == ("lookup_entity",)
     assert invoked.params == LookupParams(entity_id="e-1")
     assert invoked.rendered_output == '{"entity_id":"e-1","document_url":"https://example.com"}'
-    assert executed.tool_calls == 1
+    assert executed.tool_call_count == 1
 
 
 # --- Seed 004 usage patterns ----------------------------------------------------------------
@@ -176,7 +176,7 @@ def test_handlers_emit_events_and_use_session_storage() -> None:
     adapter = OfflineAdapter(
         [
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     ScriptedCall(name="save_note", arguments={"text": "buy tea"}),
                     ScriptedCall(name="save_note", arguments={"text": "call ada"}),
                 )
@@ -196,7 +196,7 @@ def test_handlers_emit_events_and_use_session_storage() -> None:
 def test_handlers_inspect_the_rendered_prompt() -> None:
     """context.rendered_prompt and context.prompt describe what the model is reading."""
     adapter = OfflineAdapter(
-        [ScriptedTurn(tool_calls=(ScriptedCall(name="inspect_prompt"),)), ScriptedTurn(text="ok")]
+        [ScriptedTurn(calls=(ScriptedCall(name="inspect_prompt"),)), ScriptedTurn(text="ok")]
     )
     response = adapter.evaluate(notes_prompt())
     assert response.tool_results[0].value == PromptFacts(
@@ -213,7 +213,7 @@ def test_handlers_can_reach_the_adapter_for_nested_prompts() -> None:
         return ToolResult(message="ok")
 
     adapter = OfflineAdapter(
-        [ScriptedTurn(tool_calls=(ScriptedCall(name="nested"),)), ScriptedTurn(text="done")]
+        [ScriptedTurn(calls=(ScriptedCall(name="nested"),)), ScriptedTurn(text="done")]
     )
     adapter.evaluate(
         Prompt(

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pytest
 
 from tests.adapters.conftest import HANG, OpenAILoopback, Reply
-from tests.adapters.test_openai_adapter import (
+from tests.adapters.openai.test_responses import (
     CURRENCY,
     HOTEL,
     LISBON_OUTPUT,
@@ -55,7 +55,7 @@ ANSWER = "Lisbon will be sunny, and 200 EUR is about 216 USD."
 
 
 def run(
-    adapter: Adapter[Any, Any], entry: Entry, prompt: Any, *params: object, **kwargs: Any
+    adapter: Adapter[Any], entry: Entry, prompt: Any, *params: object, **kwargs: Any
 ) -> PromptResponse[Any]:
     if entry == "evaluate":
         return adapter.evaluate(prompt, *params, **kwargs)
@@ -80,7 +80,7 @@ class TestToolLoop:
         adapter = wired.adapter(openai_loopback, kind)
         response = run(adapter, entry, trip_prompt((WEATHER,)), TRIP)
         assert response.text == ANSWER
-        assert [e.call.call_id for e in response.tool_calls] == ["call_1"]
+        assert [e.call.call_id for e in response.tool_executions] == ["call_1"]
         assert response.rounds == 2
         assert response.usage.input_tokens == 200
         assert [r.path for r in openai_loopback.requests] == [wired.path, wired.path]
@@ -97,7 +97,10 @@ class TestToolLoop:
         )
         adapter = wired.adapter(openai_loopback, kind)
         response = run(adapter, entry, trip_prompt((WEATHER, CURRENCY)), TRIP)
-        assert [e.call.name for e in response.tool_calls] == ["get_weather", "convert_currency"]
+        assert [e.call.name for e in response.tool_executions] == [
+            "get_weather",
+            "convert_currency",
+        ]
         outputs = wired.outputs(openai_loopback.bodies[1])
         assert [o.call_id for o in outputs] == ["call_1", "call_2"]
         assert outputs[1].content == 'Converted\n\n{"amount":216,"currency":"USD"}'
@@ -118,7 +121,7 @@ class TestToolLoop:
         assert response.text == ANSWER
         assert len(deltas) == 2
         assert "".join(deltas) == ANSWER
-        assert [e.call.call_id for e in response.tool_calls] == ["call_1"]
+        assert [e.call.call_id for e in response.tool_executions] == ["call_1"]
 
 
 class TestBehaviour:

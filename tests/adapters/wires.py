@@ -16,12 +16,12 @@ from typing import Any, Literal
 
 import pytest
 
-from tests.adapters import anthropic_bodies as claude
-from tests.adapters import chat_bodies as chat
+from tests.adapters.anthropic import bodies as claude
 from tests.adapters.conftest import OpenAILoopback, Reply, ok, response_body
+from tests.adapters.openai import chat_bodies as chat
 from weakincentives.adapters import Adapter
-from weakincentives.adapters.anthropic import AnthropicAdapter
-from weakincentives.adapters.openai import ChatCompletionsAdapter, OpenAIAdapter
+from weakincentives.adapters.anthropic import AnthropicMessages
+from weakincentives.adapters.openai import ChatCompletions, OpenAIResponses
 from weakincentives.serde import JSONValue
 
 type Body = dict[str, JSONValue]
@@ -67,7 +67,7 @@ class Wire:
 
     name: WireName
     path: str
-    adapter_factory: Callable[..., Adapter[Any, Any]]
+    adapter_factory: Callable[..., Adapter[Any]]
     encode: Callable[[Turn, bool], Reply]
     outputs: Callable[[Body], list[ToolOutput]]
     prompt_text: Callable[[Body], str]
@@ -77,7 +77,7 @@ class Wire:
 
     def adapter(
         self, loopback: OpenAILoopback, kind: ClientKind = "sync", **kwargs: Any
-    ) -> Adapter[Any, Any]:
+    ) -> Adapter[Any]:
         """The adapter on the real SDK client of ``kind``, pointed at the loopback."""
         return self.adapter_factory(loopback, kind, **kwargs)
 
@@ -268,24 +268,28 @@ def _openai_client(loopback: OpenAILoopback, kind: ClientKind) -> Any:
 
 
 def _responses_adapter(loopback: OpenAILoopback, kind: ClientKind, **kwargs: Any) -> Any:
+    settings = kwargs.pop("settings", None)
     client = kwargs.pop("client", None) or _openai_client(loopback, kind)
-    return OpenAIAdapter(model="gpt-test", client=client, **kwargs)
+    return Adapter(OpenAIResponses(model="gpt-test", client=client, **kwargs), settings=settings)
 
 
 def _chat_adapter(loopback: OpenAILoopback, kind: ClientKind, **kwargs: Any) -> Any:
+    settings = kwargs.pop("settings", None)
     client = kwargs.pop("client", None) or _openai_client(loopback, kind)
-    return ChatCompletionsAdapter(model="gpt-test", client=client, **kwargs)
+    return Adapter(ChatCompletions(model="gpt-test", client=client, **kwargs), settings=settings)
 
 
 def _anthropic_adapter(loopback: OpenAILoopback, kind: ClientKind, **kwargs: Any) -> Any:
     anthropic = pytest.importorskip("anthropic")
+    settings = kwargs.pop("settings", None)
     client = kwargs.pop("client", None)
     if client is None:
         factory = anthropic.Anthropic if kind == "sync" else anthropic.AsyncAnthropic
         client = factory(
             base_url=claude.root_url(loopback), api_key="test-key", max_retries=0, timeout=10.0
         )
-    return AnthropicAdapter(model="claude-test", client=client, **kwargs)
+    provider = AnthropicMessages(model="claude-test", client=client, **kwargs)
+    return Adapter(provider, settings=settings)
 
 
 def _openai_error(message: str) -> Body:

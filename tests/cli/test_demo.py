@@ -45,29 +45,29 @@ def test_no_prompt_hides_the_rendered_markdown() -> None:
     assert "  | ## 1 Task" not in run("--no-prompt")
 
 
-def test_environment_selects_provider_and_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """WINK_PROVIDER, WINK_MODEL and OPENAI_BASE_URL configure the run; flags win."""
-    monkeypatch.setenv("WINK_PROVIDER", "openai")
+def test_environment_selects_adapter_and_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """WINK_ADAPTER, WINK_MODEL and OPENAI_BASE_URL configure the run; flags win."""
+    monkeypatch.setenv("WINK_ADAPTER", "openai")
     monkeypatch.setenv("WINK_MODEL", "gpt-x")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     options = DemoOptions.from_environment()
-    assert (options.provider, options.model, options.base_url) == (
+    assert (options.adapter, options.model, options.base_url) == (
         "openai",
         "gpt-x",
         "http://127.0.0.1:9/v1",
     )
-    assert DemoOptions.from_environment(provider="offline").provider == "offline"
+    assert DemoOptions.from_environment(adapter="offline").adapter == "offline"
 
 
-def test_unknown_provider_is_refused() -> None:
+def test_unknown_adapter_is_refused() -> None:
     """Only offline and openai exist."""
-    with pytest.raises(ConfigValidationError, match="unknown provider 'other'"):
-        build_adapter(DemoOptions(provider="other"))
+    with pytest.raises(ConfigValidationError, match="unknown adapter 'other'"):
+        build_adapter(DemoOptions(adapter="other"))
 
 
 def test_openai_without_a_key_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     """Asking for OpenAI without credentials says what to set, with exit code 1."""
-    assert main(["demo", "--provider", "openai"], out=io.StringIO()) == 1
+    assert main(["demo", "--adapter", "openai"], out=io.StringIO()) == 1
     assert "OPENAI_API_KEY" in capsys.readouterr().err
 
 

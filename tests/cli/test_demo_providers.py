@@ -11,13 +11,13 @@ import json
 
 import pytest
 
-from tests.adapters.anthropic_bodies import message, root_url, text
-from tests.adapters.chat_bodies import completion
+from tests.adapters.anthropic.bodies import message, root_url, text
 from tests.adapters.conftest import OpenAILoopback, ok
+from tests.adapters.openai.chat_bodies import completion
 from weakincentives._cli import main
 from weakincentives._cli._demo import DemoOptions, build_adapter
-from weakincentives.adapters.anthropic import AnthropicAdapter
-from weakincentives.adapters.openai import ChatCompletionsAdapter
+from weakincentives.adapters.anthropic import AnthropicMessages
+from weakincentives.adapters.openai import ChatCompletions
 from weakincentives.errors import ConfigValidationError
 
 pytest.importorskip("openai")
@@ -47,7 +47,7 @@ def test_openai_chat_runs_the_demo_without_the_web_search_it_cannot_offer(
     monkeypatch.setenv("WINK_REQUEST_OPTIONS", '{"top_k": 20}')
     openai_loopback.reply(ok(completion(REPORT)))
     output = demo(
-        "--provider",
+        "--adapter",
         "openai-chat",
         "--model",
         "qwen2.5",
@@ -75,7 +75,7 @@ def test_anthropic_runs_the_demo_with_web_search(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", root_url(openai_loopback))
     openai_loopback.reply(ok(message(text(REPORT))))
-    output = demo("--provider", "anthropic", "--request-options", '{"temperature": 0}')
+    output = demo("--adapter", "anthropic", "--request-options", '{"temperature": 0}')
     assert "on the anthropic adapter" in output
     assert "left out" not in output
     body = openai_loopback.bodies[0]
@@ -95,10 +95,10 @@ def test_the_environment_picks_model_base_url_and_options(
     monkeypatch.setenv("OPENAI_BASE_URL", "http://openai.invalid/v1")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://anthropic.invalid")
     monkeypatch.setenv("WINK_REQUEST_OPTIONS", '{"top_p": 0.5}')
-    options = DemoOptions.from_environment(provider="anthropic", temperature=0.0)
+    options = DemoOptions.from_environment(adapter="anthropic", temperature=0.0)
     assert (options.model, options.base_url) == ("claude-sonnet-4-6", "http://anthropic.invalid")
     assert options.request_options == {"top_p": 0.5, "temperature": 0.0}
-    chat = DemoOptions.from_environment(provider="openai-chat", request_options='{"seed": 1}')
+    chat = DemoOptions.from_environment(adapter="openai-chat", request_options='{"seed": 1}')
     assert (chat.model, chat.base_url) == ("gpt-4.1-mini", "http://openai.invalid/v1")
     assert chat.request_options == {"seed": 1}
 
@@ -122,12 +122,16 @@ def test_bad_request_options_on_the_command_line_exit_with_1(
     assert "request options must be a JSON object" in capsys.readouterr().err
 
 
-def test_each_provider_gets_its_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_adapter_name_builds_its_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     """openai-chat and anthropic build their adapters with the demo's options."""
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    chat = build_adapter(DemoOptions(provider="openai-chat", model="llama"))
-    claude = build_adapter(DemoOptions(provider="anthropic", model="claude-x"))
-    assert isinstance(chat, ChatCompletionsAdapter)
-    assert isinstance(claude, AnthropicAdapter)
-    assert (chat.model, claude.model) == ("llama", "claude-x")
+    chat = build_adapter(DemoOptions(adapter="openai-chat", model="llama"))
+    claude = build_adapter(DemoOptions(adapter="anthropic", model="claude-x"))
+    assert isinstance(chat.provider, ChatCompletions)
+    assert isinstance(claude.provider, AnthropicMessages)
+    assert (chat.provider.model, claude.provider.model) == ("llama", "claude-x")
+    assert (chat.provider.token_cap_field, chat.provider.recover_text_tool_calls) == (
+        "max_tokens",
+        True,
+    )

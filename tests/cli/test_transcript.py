@@ -10,7 +10,6 @@ from weakincentives._cli import main
 from weakincentives._cli._demo import DemoOptions, build_adapter
 from weakincentives._cli._demo_agent import IncidentParams, build_triage_prompt
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import evaluate_with_disclosure
 from weakincentives.prompt import ToolResult
 from weakincentives.runtime import (
     InProcessEventBus,
@@ -80,15 +79,14 @@ def test_top_level_count_matches_the_evaluation_event() -> None:
     bus.subscribe(PromptExecuted, executed.append)
     out = io.StringIO()
     Transcript(out, show_prompt=False).attach(bus)
-    evaluate_with_disclosure(
-        build_adapter(DemoOptions()),
+    build_adapter(DemoOptions()).evaluate(
         build_triage_prompt(),
         IncidentParams(service="checkout-api", symptom="p99 latency alerts"),
         bus=bus,
         session=Session(bus=bus),
     )
     shown = [int(footer["calls"]) for _, footer in _evaluations(out.getvalue())]
-    assert shown == [event.tool_calls for event in executed]
+    assert shown == [event.tool_call_count for event in executed]
 
 
 _AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -111,7 +109,7 @@ def invoked(call_id: str, name: str) -> ToolInvoked:
     )
 
 
-def executed(tool_calls: int) -> PromptExecuted:
+def executed(tool_call_count: int) -> PromptExecuted:
     return PromptExecuted(
         evaluation_id="e",
         prompt_name="p",
@@ -119,7 +117,7 @@ def executed(tool_calls: int) -> PromptExecuted:
         session_id=None,
         text="",
         output=None,
-        tool_calls=tool_calls,
+        tool_call_count=tool_call_count,
         rounds=1,
         halted=False,
         usage=TokenUsage(),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import threading
+from collections.abc import Awaitable, Mapping
 from typing import cast
 
 import pytest
@@ -17,7 +19,9 @@ from weakincentives.discovery import (
     ExpandedTool,
     ToolDiscovery,
     ToolFunction,
+    blocking_executor,
 )
+from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue, SchemaViolation
 
 from .conftest import RENAME_SCHEMA, ServiceFactory
@@ -30,7 +34,7 @@ class _RecordingExecutor:
         self.outcome = outcome
         self.calls: list[tuple[str, Mapping[str, JSONValue]]] = []
 
-    def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
+    async def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
         self.calls.append((tool.tool_id, arguments))
         if isinstance(self.outcome, Exception):
             raise self.outcome
@@ -149,6 +153,45 @@ class TestCall:
         assert called.success is False
 
 
+class _BlockingExecutor:
+    """A legacy executor: ``execute`` is a plain method that blocks."""
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+
+    def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
+        self.threads.append(threading.current_thread())
+        return CallOutcome(success=True, message=f"blocked for {arguments['symbol']}")
+
+
+class TestBlockingExecutors:
+    def test_a_blocking_executor_is_refused_with_the_fix(
+        self, make_service: ServiceFactory
+    ) -> None:
+        """A plain execute would fail every call later; it is refused when configured."""
+        with pytest.raises(ConfigValidationError, match=r"^_BlockingExecutor.execute must be a co"):
+            make_service(executor=_BlockingExecutor())  # type: ignore[arg-type]  # the mistake under test
+        with pytest.raises(ConfigValidationError, match=r"blocking_executor\(executor\)$") as info:
+            make_service().bind(executor=_BlockingExecutor())  # type: ignore[arg-type]  # the mistake under test
+        assert info.value.field_name == "executor"
+
+    def test_blocking_executor_runs_it_on_a_worker_thread(
+        self, make_service: ServiceFactory
+    ) -> None:
+        """The one wrapper for sync executors: the call blocks a worker thread, not the loop."""
+        legacy = _BlockingExecutor()
+        service = make_service(executor=blocking_executor(legacy))
+
+        async def main() -> tuple[str, threading.Thread]:
+            response = await service.call_tool_async("refactor.rename_symbol", GOOD_ARGS)
+            return response.message, threading.current_thread()
+
+        message, loop_thread = asyncio.run(main())
+        assert message == "blocked for old"
+        (thread,) = legacy.threads
+        assert thread is not loop_thread
+
+
 class TestCallableExecutor:
     def test_functions_are_looked_up_by_tool_id(self, make_service: ServiceFactory) -> None:
         """A registered function runs with the validated arguments."""
@@ -161,6 +204,43 @@ class TestCallableExecutor:
         )
         service = make_service(executor=executor)
         assert service.call_tool("refactor.rename_symbol", GOOD_ARGS).message == "renamed old"
+
+    def test_async_functions_are_awaited_on_the_callers_loop(
+        self, make_service: ServiceFactory
+    ) -> None:
+        """An async ToolFunction runs on the loop awaiting call_tool_async, not a thread."""
+        loops: list[asyncio.AbstractEventLoop] = []
+
+        async def rename(arguments: Mapping[str, JSONValue]) -> CallOutcome:
+            loops.append(asyncio.get_running_loop())
+            return CallOutcome(success=True, message=f"renamed {arguments['symbol']}")
+
+        service = make_service(
+            executor=CallableExecutor(functions={"refactor.rename_symbol": rename})
+        )
+
+        async def main() -> tuple[str, asyncio.AbstractEventLoop]:
+            response = await service.call_tool_async("refactor.rename_symbol", GOOD_ARGS)
+            return response.message, asyncio.get_running_loop()
+
+        message, loop = asyncio.run(main())
+        assert (message, loops) == ("renamed old", [loop])
+
+    def test_a_plain_function_returning_a_coroutine_is_awaited(
+        self, make_service: ServiceFactory
+    ) -> None:
+        """A sync callable that hands back a coroutine (a partial, a lambda) still works."""
+
+        async def rename(arguments: Mapping[str, JSONValue]) -> CallOutcome:
+            return CallOutcome(success=True, message=f"late {arguments['symbol']}")
+
+        def later(arguments: Mapping[str, JSONValue]) -> Awaitable[CallOutcome]:
+            return rename(arguments)
+
+        service = make_service(
+            executor=CallableExecutor(functions={"refactor.rename_symbol": later})
+        )
+        assert service.call_tool("refactor.rename_symbol", GOOD_ARGS).message == "late old"
 
     def test_a_tool_without_a_function_fails_softly(self, make_service: ServiceFactory) -> None:
         """No registered function gives a failed outcome, not an exception."""

@@ -15,6 +15,7 @@ ALLOWED = (
     "weakincentives._exports",
     "weakincentives._bounded",
     "weakincentives._json_value",
+    "weakincentives._portal",
     "weakincentives.serde",
     "weakincentives.prompt",
     "weakincentives.runtime",

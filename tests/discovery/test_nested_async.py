@@ -38,7 +38,7 @@ def test_a_nested_async_tool_runs_on_the_callers_loop() -> None:
     adapter = OfflineAdapter(
         [
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     ScriptedCall(
                         name="call_tool",
                         arguments={"tool_id": "probe", "arguments": {"label": "x"}},

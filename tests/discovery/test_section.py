@@ -133,10 +133,10 @@ class TestEndToEnd:
         discovery = ToolDiscovery(ops_catalog(), require_expansion=True)
         response, session = run(
             discovery,
-            ScriptedTurn(tool_calls=(call("search_tool_by_category", query="roll back a deploy"),)),
-            ScriptedTurn(tool_calls=(call("expand_tool", tool_id="deploy_rollback"),)),
+            ScriptedTurn(calls=(call("search_tool_by_category", query="roll back a deploy"),)),
+            ScriptedTurn(calls=(call("expand_tool", tool_id="deploy_rollback"),)),
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     call(
                         "call_tool",
                         tool_id="deploy_rollback",
@@ -145,7 +145,7 @@ class TestEndToEnd:
                 )
             ),
         )
-        search, expand, called = (execution.result for execution in response.tool_calls)
+        search, expand, called = (execution.result for execution in response.tool_executions)
         assert isinstance(search.value, SearchToolsResponse)
         assert search.value.results[0].tool_id == "deploy_rollback"
         assert isinstance(expand.value, ExpandedTool)
@@ -163,10 +163,10 @@ class TestEndToEnd:
         discovery = ToolDiscovery(ops_catalog())
         _, session = run(
             discovery,
-            ScriptedTurn(tool_calls=(call("search_tool_by_category", query="scale replicas"),)),
-            ScriptedTurn(tool_calls=(call("expand_tool", tool_id="scale_service"),)),
+            ScriptedTurn(calls=(call("search_tool_by_category", query="scale replicas"),)),
+            ScriptedTurn(calls=(call("expand_tool", tool_id="scale_service"),)),
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     call(
                         "call_tool",
                         tool_id="scale_service",
@@ -208,7 +208,7 @@ class TestFailures:
         response, _ = run(
             ToolDiscovery(ops_catalog(), require_expansion=True),
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     call(
                         "call_tool",
                         tool_id="scale_service",
@@ -227,7 +227,7 @@ class TestFailures:
         """TOOL_NOT_FOUND comes back as a failed result whose payload suggests tools."""
         response, _ = run(
             ToolDiscovery(ops_catalog()),
-            ScriptedTurn(tool_calls=(call("expand_tool", tool_id="deploy_rolback"),)),
+            ScriptedTurn(calls=(call("expand_tool", tool_id="deploy_rolback"),)),
         )
         (result,) = response.tool_results
         assert result.message.startswith("TOOL_NOT_FOUND: ")
@@ -242,7 +242,7 @@ class TestFailures:
         response, session = run(
             ToolDiscovery(ops_catalog()),
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     call(
                         "call_tool",
                         tool_id="scale_service",
@@ -260,7 +260,7 @@ class TestFailures:
     def test_bad_list_limit_is_a_failure_not_a_crash(self) -> None:
         """Schema limits on the discovery tools' own params come back to the model."""
         response, _ = run(
-            ToolDiscovery(ops_catalog()), ScriptedTurn(tool_calls=(call("list", limit=99),))
+            ToolDiscovery(ops_catalog()), ScriptedTurn(calls=(call("list", limit=99),))
         )
         (result,) = response.tool_results
         assert result.success is False
@@ -280,7 +280,7 @@ class TestFailures:
         )
         response, _ = run(
             ToolDiscovery(catalog, executor=CallableExecutor()),
-            ScriptedTurn(tool_calls=(call("call_tool", tool_id="x/y/z", arguments={}),)),
+            ScriptedTurn(calls=(call("call_tool", tool_id="x/y/z", arguments={}),)),
         )
         (result,) = response.tool_results
         assert result.success is False
@@ -297,7 +297,7 @@ class TestFailures:
         response, _ = run(
             ToolDiscovery(ops_catalog()),
             ScriptedTurn(
-                tool_calls=(call("list", path=["Ops"]), call("search_nodes", query="capacity"))
+                calls=(call("list", path=["Ops"]), call("search_nodes", query="capacity"))
             ),
         )
         listing, nodes = response.tool_results
@@ -310,7 +310,7 @@ class TestFailures:
         response, _ = run(
             ToolDiscovery(catalog),
             ScriptedTurn(
-                tool_calls=(
+                calls=(
                     call("list", path=["Ops"]),
                     call("search_tool_by_category", query="scale service replicas", limit=1),
                     call("search_nodes", query="deploys", limit=1),
@@ -353,9 +353,9 @@ def test_toolbench_end_to_end_discovers_expands_and_calls(toolbench_catalog: Too
     arguments: dict[str, JSONValue] = {str(name): "Messi" for name in required}
     response, _ = run(
         ToolDiscovery(toolbench_catalog, executor=toolbench_executor(), require_expansion=True),
-        ScriptedTurn(tool_calls=(call("search_tool_by_category", query=query, limit=10),)),
-        ScriptedTurn(tool_calls=(call("expand_tool", tool_id=tool_id),)),
-        ScriptedTurn(tool_calls=(call("call_tool", tool_id=tool_id, arguments=arguments),)),
+        ScriptedTurn(calls=(call("search_tool_by_category", query=query, limit=10),)),
+        ScriptedTurn(calls=(call("expand_tool", tool_id=tool_id),)),
+        ScriptedTurn(calls=(call("call_tool", tool_id=tool_id, arguments=arguments),)),
     )
     called = response.tool_results[-1]
     assert called.success, called.message

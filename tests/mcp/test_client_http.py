@@ -117,26 +117,18 @@ def test_servers_with_one_name_get_distinct_categories(http_server: HttpFactory)
 
 
 def test_async_callers_share_one_connection(http_server: HttpFactory) -> None:
-    """open_async and execute_async work on the caller's loop; blocking there is refused."""
+    """open_async and execute work on the caller's loop, and discovery awaits the same call."""
     url = http_server(build_server(name="web"))
 
-    async def scenario() -> tuple[bool, str, str]:
+    async def scenario() -> tuple[str, str]:
         async with await MCPToolbox.open_async([HttpServer(url=url)]) as toolbox:
             tool = toolbox.catalog.tool("web.echo")
             assert tool is not None
-            outcome = await toolbox.executor.execute_async(tool, {"text": "async"})
-            refused = toolbox.executor.execute(tool, {"text": "blocking"})
-            # From a worker thread the blocking call is fine: it hops to the loop.
-            threaded = await asyncio.to_thread(toolbox.executor.execute, tool, {"text": "thread"})
-            return outcome.success and threaded.success, outcome.message, refused.message
+            outcome = await toolbox.executor.execute(tool, {"text": "async"})
+            called = await toolbox.discovery().call_tool_async("web.echo", {"text": "awaited"})
+            return outcome.message, called.message
 
-    ok, message, refused = asyncio.run(scenario())
-    assert (ok, message) == (True, "async")
-    assert refused == (
-        "web.echo failed: MCP server 'web' (call_tool): a blocking call was made from the "
-        "connection's own event loop, where it would wait forever; await call_tool there, "
-        "or call from a worker thread"
-    )
+    assert asyncio.run(scenario()) == ("async", "awaited")
 
 
 def test_a_model_discovers_and_calls_an_mcp_tool(http_server: HttpFactory) -> None:
@@ -148,15 +140,15 @@ def test_a_model_discovers_and_calls_an_mcp_tool(http_server: HttpFactory) -> No
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(name="search_tool_by_category", arguments={"query": "add"}),
                     )
                 ),
                 ScriptedTurn(
-                    tool_calls=(ScriptedCall(name="expand_tool", arguments={"tool_id": "web.add"}),)
+                    calls=(ScriptedCall(name="expand_tool", arguments={"tool_id": "web.add"}),)
                 ),
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(
                             name="call_tool",
                             arguments={"tool_id": "web.add", "arguments": {"a": 20, "b": 22}},
@@ -169,7 +161,7 @@ def test_a_model_discovers_and_calls_an_mcp_tool(http_server: HttpFactory) -> No
         bus = InProcessEventBus()
         session = Session(bus=bus)
         response = adapter.evaluate(prompt, bus=bus, session=session)
-    search, expand, call = (execution.result.value for execution in response.tool_calls)
+    search, expand, call = (execution.result.value for execution in response.tool_executions)
     assert isinstance(search, SearchToolsResponse)
     assert search.results[0].tool_id == "web.add"
     assert isinstance(expand, ExpandedTool)
@@ -215,7 +207,7 @@ def test_calls_from_another_event_loop_hop_to_the_connections_loop(
             direct = await connection.call_tool("echo", {"text": "direct"})
             block = direct.content[0]
             assert isinstance(block, types.TextContent)
-            outcome = await toolbox.executor.execute_async(tool, {"text": "executor"})
+            outcome = await toolbox.executor.execute(tool, {"text": "executor"})
             return block.text, outcome.message
 
         assert asyncio.run(elsewhere()) == ("direct", "executor")
@@ -224,7 +216,7 @@ def test_calls_from_another_event_loop_hop_to_the_connections_loop(
 
 
 def test_async_execution_reports_entries_it_cannot_run(http_server: HttpFactory) -> None:
-    """execute_async fails softly for foreign entries and for a closed toolbox."""
+    """execute fails softly for foreign entries and for a closed toolbox."""
     url = http_server(build_server(name="web"))
     foreign = CatalogTool(tool_id="x.y", name="y", paths=(("x",),))
 
@@ -233,8 +225,8 @@ def test_async_execution_reports_entries_it_cannot_run(http_server: HttpFactory)
         tool = toolbox.catalog.tool("web.echo")
         assert tool is not None
         await toolbox.aclose()
-        closed = await toolbox.executor.execute_async(tool, {"text": "late"})
-        unknown = await toolbox.executor.execute_async(foreign, {})
+        closed = await toolbox.executor.execute(tool, {"text": "late"})
+        unknown = await toolbox.executor.execute(foreign, {})
         return closed.message, unknown.message
 
     closed, unknown = asyncio.run(scenario())
@@ -282,6 +274,4 @@ def test_a_connection_whose_loop_ended_fails_fast(http_server: HttpFactory) -> N
     connection = asyncio.run(open_and_close())
     assert connection.closed
     with pytest.raises(MCPConnectionError, match=r"\(call_tool\): the event loop that opened"):
-        connection.call_tool_blocking("echo", {"text": "late"})
-    with pytest.raises(MCPConnectionError, match=r"is no longer running"):
         asyncio.run(connection.call_tool("echo", {"text": "late"}))

@@ -109,7 +109,7 @@ def test_a_call_that_never_answers_times_out(paged: MCPToolbox) -> None:
     connection = paged.connection("testsrv")
     assert connection is not None
     with pytest.raises(MCPTimeoutError, match=r"no answer within 0.2 s") as caught:
-        connection.call_tool_blocking("hang", {}, timeout=0.2)
+        asyncio.run(connection.call_tool("hang", {}, timeout=0.2))
     assert (caught.value.server, caught.value.operation, caught.value.timeout) == (
         "testsrv",
         "call_tool",
@@ -158,7 +158,7 @@ def test_a_crashed_server_is_started_again_for_the_next_call() -> None:
 
 
 def test_async_callers_get_the_same_reconnection() -> None:
-    """execute_async on the toolbox's own loop reconnects there."""
+    """execute on the toolbox's own loop reconnects there."""
 
     async def scenario() -> tuple[str, bool, str]:
         async with await MCPToolbox.open_async([stdio_spec(name="fragile")]) as toolbox:
@@ -169,8 +169,8 @@ def test_async_callers_get_the_same_reconnection() -> None:
             )
             assert crash is not None
             assert echo_tool is not None
-            crashed = await executor.execute_async(crash, {})
-            echo = await executor.execute_async(echo_tool, {"text": "again"})
+            crashed = await executor.execute(crash, {})
+            echo = await executor.execute(echo_tool, {"text": "again"})
             return crashed.message, echo.success, echo.message
 
     crashed, echoed, text = asyncio.run(scenario())
@@ -189,8 +189,8 @@ def test_async_callers_on_another_loop_reconnect_on_the_toolboxs_loop() -> None:
         assert echo_tool is not None
 
         async def scenario() -> tuple[str, str]:
-            crashed = await toolbox.executor.execute_async(crash, {})
-            echoed = await toolbox.executor.execute_async(echo_tool, {"text": "here"})
+            crashed = await toolbox.executor.execute(crash, {})
+            echoed = await toolbox.executor.execute(echo_tool, {"text": "here"})
             return crashed.message, echoed.message
 
         crashed, echoed = asyncio.run(scenario())
@@ -227,7 +227,7 @@ def test_a_server_that_cannot_start_again_says_so(tmp_path: Path) -> None:
 def test_async_callers_see_a_failed_or_disabled_reconnection(
     tmp_path: Path, reconnect: bool
 ) -> None:
-    """execute_async reports a failed restart and retries it; reconnect=False never tries."""
+    """execute reports a failed restart and retries it; reconnect=False never tries."""
     script = tmp_path / "server_app.py"
     shutil.copy(SERVER_SCRIPT, script)
     spec = StdioServer(command=sys.executable, args=(str(script),), name="fragile")
@@ -242,10 +242,10 @@ def test_async_callers_see_a_failed_or_disabled_reconnection(
             )
             assert crash is not None
             assert echo is not None
-            messages = [(await toolbox.executor.execute_async(crash, {})).message]
-            messages.append((await toolbox.executor.execute_async(echo, {"text": "a"})).message)
+            messages = [(await toolbox.executor.execute(crash, {})).message]
+            messages.append((await toolbox.executor.execute(echo, {"text": "a"})).message)
             shutil.copy(SERVER_SCRIPT, script)
-            messages.append((await toolbox.executor.execute_async(echo, {"text": "b"})).message)
+            messages.append((await toolbox.executor.execute(echo, {"text": "b"})).message)
             return messages
 
     crashed, while_down, after = asyncio.run(scenario())

@@ -36,7 +36,7 @@ def test_a_model_calls_server_tools_directly(http_server: HttpFactory) -> None:
         adapter = OfflineAdapter(
             [
                 ScriptedTurn(
-                    tool_calls=(
+                    calls=(
                         ScriptedCall(name="add", arguments={"a": 20, "b": 22}),
                         ScriptedCall(name="echo", arguments={"text": "hi"}),
                         ScriptedCall(name="fail", arguments={}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from weakincentives.errors import PromptRenderError, PromptValidationError
 from weakincentives.prompt import (
     OPEN_SECTIONS,
     OPEN_SECTIONS_INLINE,
+    ExecutionScope,
     MarkdownSection,
     OpenedSections,
     OpenSectionsResult,
@@ -24,7 +26,6 @@ from weakincentives.prompt import (
     ToolResult,
 )
 from weakincentives.runtime import (
-    ExecutionScope,
     InProcessEventBus,
     Session,
     ToolCall,
@@ -60,12 +61,12 @@ def sections() -> list[Section[Any]]:
     ]
 
 
-def template(disclosure: str = "halt") -> PromptTemplate[None]:
+def template(open_sections: str = "halt") -> PromptTemplate[None]:
     return PromptTemplate(
         ns="t",
         key="disclosure",
         sections=sections(),
-        disclosure=disclosure,  # type: ignore[arg-type]  # tests also pass an invalid mode
+        open_sections=open_sections,  # type: ignore[arg-type]  # tests also pass an invalid mode
     )
 
 
@@ -125,15 +126,15 @@ class TestRegistration:
         descriptions = template().render(PARAMS).tool_param_descriptions["open_sections"]
         assert set(descriptions) == {"section_keys", "reason"}
 
-    def test_inline_disclosure_offers_the_non_halting_tool(self) -> None:
-        """`disclosure="inline"` swaps in the variant that returns content."""
+    def test_inline_mode_offers_the_non_halting_tool(self) -> None:
+        """`open_sections="inline"` swaps in the variant that returns content."""
         rendered = template("inline").render(PARAMS)
         assert rendered.tools == (OPEN_SECTIONS_INLINE,)
         assert not OPEN_SECTIONS_INLINE.terminal
 
-    def test_unknown_disclosure_mode_is_rejected(self) -> None:
+    def test_unknown_open_sections_mode_is_rejected(self) -> None:
         """Only halt and inline exist."""
-        with pytest.raises(PromptValidationError, match="disclosure must be 'halt' or 'inline'"):
+        with pytest.raises(PromptValidationError, match="open_sections must be 'halt' or 'inline'"):
             template("lazy")
 
 
@@ -145,13 +146,15 @@ def call(
 ) -> ToolResult[Any]:
     bus = InProcessEventBus()
     rendered = prompt.render(visibility_overrides=visibility)
-    scope = ExecutionScope(prompt=prompt, session=Session(bus=bus), bus=bus, rendered=rendered)
+    scope = ExecutionScope(
+        prompt=prompt, session=Session(bus=bus), event_bus=bus, rendered_prompt=rendered
+    )
     tool_call = ToolCall(
         call_id="c1",
         name="open_sections",
         arguments=json.dumps({"section_keys": keys, "reason": reason}),
     )
-    return execute_tool_call(tool_call, scope).result
+    return asyncio.run(execute_tool_call(tool_call, scope)).result
 
 
 class TestHandler:

@@ -177,13 +177,32 @@ class TestBuildToolContext:
             session=Session(bus=bus),
             event_bus=bus,
             clock=clock,
-            id_factory=lambda: "call-9",
+            new_id=lambda: "call-9",
             extras={"trace_id": "abc"},
         )
         assert context.invocation == ToolInvocationContext(
             invocation_id="call-9", timestamp=datetime(2026, 1, 1, tzinfo=UTC)
         )
         assert dict(context.extras) == {"trace_id": "abc"}
+
+    def test_the_context_reads_every_fact_from_its_scope(self) -> None:
+        """Each seed field of the context is the scope's fact of the same name."""
+        bus = InProcessEventBus()
+        prompt = Prompt(ns="t", key="k", sections=[section()])
+        context = build_tool_context(
+            prompt=prompt,
+            tool=Tool(name="t", description="d", handler=handler),
+            session=Session(bus=bus),
+            event_bus=bus,
+            rendered_prompt=prompt.render(),
+            request={"model": "m"},
+        )
+        scope = context.scope
+        names = ("prompt", "rendered_prompt", "adapter", "session", "event_bus", "request")
+        for name in (*names, "response_accumulator", "extras"):
+            assert getattr(context, name) is getattr(scope, name), name
+        assert context.request == {"model": "m"}
+        assert (scope.adapter_name, scope.evaluation_id, scope.executor) == ("direct", "", None)
 
     def test_default_invocation_uses_uuid_and_now(self) -> None:
         """Outside tests, ids are random and timestamps timezone-aware."""

@@ -35,7 +35,7 @@ def executed(evaluation_id: str, usage: TokenUsage, model: str | None) -> Prompt
         session_id=None,
         text="",
         output=None,
-        tool_calls=0,
+        tool_call_count=0,
         rounds=1,
         halted=False,
         usage=usage,

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.conftest import FakeClock
 from weakincentives.errors import ToolValidationError
 from weakincentives.prompt import (
+    ExecutionScope,
     MarkdownSection,
     Prompt,
     RenderedPrompt,
@@ -23,7 +24,6 @@ from weakincentives.prompt import (
     ToolResult,
 )
 from weakincentives.runtime import (
-    ExecutionScope,
     InProcessEventBus,
     Session,
     ToolCall,
@@ -72,7 +72,7 @@ def build(*tools: Tool[Any, Any]) -> tuple[Prompt[None], RenderedPrompt[None]]:
     return prompt, prompt.render()
 
 
-def run(
+async def run_async(
     arguments: str | dict[str, JSONValue],
     *tools: Tool[Any, Any],
     name: str | None = None,
@@ -87,13 +87,26 @@ def run(
     scope = ExecutionScope(
         prompt=prompt,
         session=session,
-        bus=bus,
-        rendered=rendered,
+        event_bus=bus,
+        rendered_prompt=rendered,
         evaluation_id="eval-1",
         clock=clock or FakeClock(),
     )
     call = ToolCall(call_id="call-1", name=name or tools[0].name, arguments=arguments)
-    return execute_tool_call(call, scope)
+    return await execute_tool_call(call, scope)
+
+
+def run(
+    arguments: str | dict[str, JSONValue],
+    *tools: Tool[Any, Any],
+    name: str | None = None,
+    bus: InProcessEventBus | None = None,
+    session: Session | None = None,
+    clock: FakeClock | None = None,
+) -> ToolExecution:
+    return asyncio.run(
+        run_async(arguments, *tools, name=name, bus=bus, session=session, clock=clock)
+    )
 
 
 class TestSuccess:
@@ -148,18 +161,22 @@ class TestSuccess:
         assert tool.is_async
         assert run('{"customer": "x"}', tool).result.value == OrderResult(total=7)
 
-    def test_async_handlers_run_inside_a_running_loop(self) -> None:
-        """A sync evaluation called from async code still awaits async handlers."""
+    def test_async_handlers_run_on_the_callers_loop(self) -> None:
+        """An async handler is awaited on the loop that awaits the call."""
+        seen: list[asyncio.AbstractEventLoop] = []
 
         async def handler(params: OrderParams, *, context: ToolContext) -> ToolResult[OrderResult]:
+            seen.append(asyncio.get_running_loop())
             return ToolResult(message="nested", value=OrderResult(total=1))
 
         tool = Tool(name="async_order", description="Async.", handler=handler)
 
-        async def main() -> ToolExecution:
-            return run('{"customer": "x"}', tool)
+        async def main() -> tuple[ToolExecution, asyncio.AbstractEventLoop]:
+            return await run_async('{"customer": "x"}', tool), asyncio.get_running_loop()
 
-        assert asyncio.run(main()).result.message == "nested"
+        execution, loop = asyncio.run(main())
+        assert execution.result.message == "nested"
+        assert seen == [loop]
 
     def test_legacy_handlers_run_with_a_deprecation_warning(self) -> None:
         """Handlers without `context` still run, with a warning telling how to migrate."""

@@ -12,16 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
-from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
-from weakincentives.runtime import (
+from weakincentives.prompt import (
     ExecutionScope,
+    MarkdownSection,
+    Prompt,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
+from weakincentives.runtime import (
     InProcessEventBus,
     Session,
     ToolCall,
     ToolExecution,
     ToolInvoked,
     execute_tool_call,
-    execute_tool_call_async,
 )
 from weakincentives.serde import JSONValue
 
@@ -49,14 +54,14 @@ def scope_for(*tools: Tool[Any, Any]) -> tuple[ExecutionScope, Session]:
         ns="t", key="k", sections=[MarkdownSection(title="T", template="", tools=tools)]
     )
     return ExecutionScope(
-        prompt=prompt, session=session, bus=bus, rendered=prompt.render()
+        prompt=prompt, session=session, event_bus=bus, rendered_prompt=prompt.render()
     ), session
 
 
 def run(tool: Tool[Any, Any], arguments: str) -> tuple[ToolExecution, Session]:
     scope, session = scope_for(tool)
     call = ToolCall(call_id="c1", name=tool.name, arguments=arguments)
-    return execute_tool_call(call, scope), session
+    return asyncio.run(execute_tool_call(call, scope)), session
 
 
 def noop(params: Any, *, context: ToolContext) -> ToolResult[None]:
@@ -104,8 +109,8 @@ class TestArgumentsFromTheModel:
     def test_a_long_unknown_tool_name_is_quoted_briefly(self) -> None:
         """The model controls the name; the message about it stays short."""
         scope, _ = scope_for(Tool(name="known", description="K.", handler=noop, params_type=Count))
-        execution = execute_tool_call(
-            ToolCall(call_id="c", name="x" * 50_000, arguments="{}"), scope
+        execution = asyncio.run(
+            execute_tool_call(ToolCall(call_id="c", name="x" * 50_000, arguments="{}"), scope)
         )
         assert execution.result.message.startswith("Unknown tool 'xxxx")
         assert len(execution.result.message) < 400
@@ -133,7 +138,7 @@ class TestArgumentsFromTheModel:
         tool = Tool(name="anything", description="A.", handler=noop, params_type=Anything)
         adapter = OfflineAdapter(
             [
-                ScriptedTurn(tool_calls=(ScriptedCall(name="anything", arguments=text),)),
+                ScriptedTurn(calls=(ScriptedCall(name="anything", arguments=text),)),
                 ScriptedTurn(text="done"),
             ]
         )
@@ -142,7 +147,7 @@ class TestArgumentsFromTheModel:
         )
         response = adapter.evaluate(prompt)
         assert response.text == "done"
-        assert len(response.tool_calls) == 1
+        assert len(response.tool_executions) == 1
 
 
 class TestBadlyBehavedHandlers:
@@ -196,7 +201,7 @@ class TestBadlyBehavedHandlers:
 
 class TestAsyncPath:
     def test_the_async_path_awaits_handlers_and_publishes(self) -> None:
-        """execute_tool_call_async runs an async handler on the running loop and publishes."""
+        """execute_tool_call runs an async handler on the running loop and publishes."""
 
         async def handler(params: Count, *, context: ToolContext) -> ToolResult[None]:
             await asyncio.sleep(0)
@@ -205,7 +210,7 @@ class TestAsyncPath:
         tool = Tool(name="count", description="C.", handler=handler)
         scope, session = scope_for(tool)
         call = ToolCall(call_id="c", name="count", arguments='{"count": 3}')
-        execution = asyncio.run(execute_tool_call_async(call, scope))
+        execution = asyncio.run(execute_tool_call(call, scope))
         assert execution.result.message == "count 3"
         assert [event.call_id for event in session.select(ToolInvoked)] == ["c"]
 
@@ -214,6 +219,6 @@ class TestAsyncPath:
         tool = Tool(name="noop", description="N.", handler=noop, params_type=Count)
         scope, session = scope_for(tool)
         call = ToolCall(call_id="c", name="noop", arguments="{}")
-        execution = asyncio.run(execute_tool_call_async(call, scope, publish=False))
+        execution = asyncio.run(execute_tool_call(call, scope, publish=False))
         assert execution.result.message == "ran"
         assert session.select(ToolInvoked) == ()

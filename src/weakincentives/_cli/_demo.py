@@ -1,7 +1,7 @@
 """``python -m weakincentives demo``: run the on-call agent and print a transcript.
 
-Offline by default (a deterministic responder plays the model). With ``--provider``
-(or ``WINK_PROVIDER``) the same prompt, tools and loop run against a real model:
+Offline by default (a deterministic responder plays the model). With ``--adapter``
+(or ``WINK_ADAPTER``) the same prompt, tools and loop run against a real model:
 ``openai`` (Responses API), ``openai-chat`` (Chat Completions: OpenAI or a local
 server such as llama.cpp, Ollama or vLLM via ``--base-url`` / ``OPENAI_BASE_URL``) or
 ``anthropic`` (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``). Request options such as
@@ -16,13 +16,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import OfflineAdapter, ProviderAdapter
+from weakincentives.adapters import Adapter, OfflineAdapter
 from weakincentives.adapters.anthropic import AnthropicAdapter
 from weakincentives.adapters.openai import (
     ChatCompletionsAdapter,
@@ -39,15 +39,16 @@ __all__ = ["DemoOptions", "register", "run_demo"]
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6"}
-"""Per-provider default model; the others use ``DEFAULT_MODEL``."""
-PROVIDERS = ("offline", "openai", "openai-chat", "anthropic")
+"""Per-adapter default model; the others use ``DEFAULT_MODEL``."""
+ADAPTERS = ("offline", "openai", "openai-chat", "anthropic")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DemoOptions:
     """How to run the demo."""
 
-    provider: str = "offline"
+    adapter: str = "offline"
+    """The adapter by name: ``offline``, ``openai``, ``openai-chat`` or ``anthropic``."""
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     show_prompt: bool = True
@@ -58,7 +59,7 @@ class DemoOptions:
     def from_environment(
         cls,
         *,
-        provider: str | None = None,
+        adapter: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         show_prompt: bool = True,
@@ -67,17 +68,17 @@ class DemoOptions:
     ) -> DemoOptions:
         """Options from the flags, falling back to the environment.
 
-        Variables: ``WINK_PROVIDER``, ``WINK_MODEL``, the provider's base URL variable
+        Variables: ``WINK_ADAPTER``, ``WINK_MODEL``, the service's base URL variable
         (``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``) and ``WINK_REQUEST_OPTIONS``.
         ``request_options`` is a JSON object; ``temperature`` is added to it.
         """
-        chosen = provider or os.environ.get("WINK_PROVIDER") or "offline"
+        chosen = adapter or os.environ.get("WINK_ADAPTER") or "offline"
         variable = "ANTHROPIC_BASE_URL" if chosen == "anthropic" else "OPENAI_BASE_URL"
         options = _json_object(request_options or os.environ.get("WINK_REQUEST_OPTIONS"))
         if temperature is not None:
             options["temperature"] = temperature
         return cls(
-            provider=chosen,
+            adapter=chosen,
             model=model
             or os.environ.get("WINK_MODEL")
             or DEFAULT_MODELS.get(chosen, DEFAULT_MODEL),
@@ -107,17 +108,17 @@ def _json_object(text: str | None) -> dict[str, JSONValue]:
     return value
 
 
-def build_adapter(options: DemoOptions) -> ProviderAdapter:
-    """The offline responder, or the adapter for the provider asked for."""
+def build_adapter(options: DemoOptions) -> Adapter[Any]:
+    """The offline responder, or the adapter asked for by name."""
     extra = dict(options.request_options)
-    if options.provider == "offline":
+    if options.adapter == "offline":
         # The offline model answers web searches with Responses API items.
         return OfflineAdapter(
             responder=demo_responder, name="offline", hosted_tool_codecs=default_openai_codecs()
         )
-    if options.provider == "openai":
+    if options.adapter == "openai":
         return OpenAIAdapter(model=options.model, base_url=options.base_url, request_options=extra)
-    if options.provider == "openai-chat":
+    if options.adapter == "openai-chat":
         # Local servers read max_tokens (not always max_completion_tokens), and small
         # local models often write tool calls as text: the demo opts in to reading them.
         return ChatCompletionsAdapter(
@@ -127,19 +128,19 @@ def build_adapter(options: DemoOptions) -> ProviderAdapter:
             token_cap_field="max_tokens",
             recover_text_tool_calls=True,
         )
-    if options.provider == "anthropic":
+    if options.adapter == "anthropic":
         return AnthropicAdapter(
             model=options.model, base_url=options.base_url, request_options=extra
         )
     raise ConfigValidationError(
-        f"unknown provider {options.provider!r}; use one of {', '.join(map(repr, PROVIDERS))}",
-        field_name="provider",
-        value=options.provider,
+        f"unknown adapter {options.adapter!r}; use one of {', '.join(map(repr, ADAPTERS))}",
+        field_name="adapter",
+        value=options.adapter,
     )
 
 
 def _runnable(
-    template: PromptTemplate[TriageReport], adapter: ProviderAdapter
+    template: PromptTemplate[TriageReport], adapter: Adapter[Any]
 ) -> tuple[PromptTemplate[TriageReport], tuple[str, ...]]:
     """The prompt without sections whose hosted tools the adapter cannot run, and their keys.
 
@@ -201,7 +202,7 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
 
 def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     options = DemoOptions.from_environment(
-        provider=arguments.provider,
+        adapter=arguments.adapter,
         model=arguments.model,
         base_url=arguments.base_url,
         show_prompt=not arguments.no_prompt,
@@ -220,7 +221,7 @@ def register(group: CommandGroup) -> None:
         description=(
             "Run the demo agent and print what the model sees, every tool call and result, "
             "and the structured answer. Offline by default, where a deterministic stand-in "
-            "plays the model. --provider (or WINK_PROVIDER) picks a real model: openai "
+            "plays the model. --adapter (or WINK_ADAPTER) picks a real model: openai "
             "(Responses API, OPENAI_API_KEY), openai-chat (Chat Completions: OpenAI or a "
             "local server such as llama.cpp, Ollama or vLLM via --base-url or "
             "OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY). --model (or WINK_MODEL) "
@@ -230,15 +231,15 @@ def register(group: CommandGroup) -> None:
         examples=(
             "",
             "--no-prompt",
-            "--provider openai --model gpt-4.1-mini",
-            "--provider openai-chat --base-url http://127.0.0.1:8080/v1 --temperature 0",
-            "--provider anthropic --model claude-sonnet-4-6",
+            "--adapter openai --model gpt-4.1-mini",
+            "--adapter openai-chat --base-url http://127.0.0.1:8080/v1 --temperature 0",
+            "--adapter anthropic --model claude-sonnet-4-6",
         ),
         run=_run,
     )
-    demo.add_argument("--provider", choices=PROVIDERS, default=None, help="default: offline")
-    demo.add_argument("--model", default=None, help="the provider's model name")
-    demo.add_argument("--base-url", default=None, help="the provider's API base URL")
+    demo.add_argument("--adapter", choices=ADAPTERS, default=None, help="default: offline")
+    demo.add_argument("--model", default=None, help="the model's name")
+    demo.add_argument("--base-url", default=None, help="the API base URL")
     demo.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     demo.add_argument(
         "--request-options",

@@ -56,7 +56,7 @@ def _investigate(turns: int) -> ScriptedTurn:
     if turns == 0:
         return ScriptedTurn(
             text="Checking latency and recent deploys.",
-            tool_calls=(
+            calls=(
                 _call(
                     "query_metrics",
                     service="checkout-api",
@@ -69,7 +69,7 @@ def _investigate(turns: int) -> ScriptedTurn:
     if turns == 1:
         return ScriptedTurn(
             text="The window must be at least one minute; retrying with 60.",
-            tool_calls=(
+            calls=(
                 _call(
                     "query_metrics",
                     service="checkout-api",
@@ -83,7 +83,7 @@ def _investigate(turns: int) -> ScriptedTurn:
         )
     return ScriptedTurn(
         text="Latency jumped right after v412 with flat CPU; the runbook should say what to do.",
-        tool_calls=(
+        calls=(
             _call(
                 "open_sections",
                 section_keys=["runbook"],
@@ -97,7 +97,7 @@ def _conclude(turns: int) -> ScriptedTurn:
     if turns == 0:
         return ScriptedTurn(
             raw_items=_web_search_items(),
-            tool_calls=(
+            calls=(
                 _call(
                     "query_metrics",
                     service="checkout-api",
@@ -110,11 +110,11 @@ def _conclude(turns: int) -> ScriptedTurn:
     if turns == 1:
         return ScriptedTurn(
             text="The runbook says roll back; rollback_release looks right.",
-            tool_calls=(_call("expand_tool", tool_id="rollback_release"),),
+            calls=(_call("expand_tool", tool_id="rollback_release"),),
         )
     if turns == 2:
         return ScriptedTurn(
-            tool_calls=(
+            calls=(
                 _call(
                     "call_tool",
                     tool_id="rollback_release",

@@ -2,7 +2,7 @@
 
 A tool can run another tool inside its own call: discovery's ``call_tool(x)`` runs
 ``x`` through the shared execution path, which publishes ``ToolInvoked`` for ``x``
-with the call id ``<outer call id>/x`` before the outer call's own event. The
+with the call id ``<outer call id>/<new id>`` before the outer call's own event. The
 transcript holds such inner events back and prints them under the call that ran
 them, so each execution appears once, where it happened. Inner events whose outer
 call never shows up are printed at the end of the evaluation, so nothing is lost.

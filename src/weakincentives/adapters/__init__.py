@@ -1,18 +1,28 @@
-"""Provider adapters and the shared tool-call loop.
+"""The adapter (the shared tool-call loop) and the providers it runs over.
 
 ``adapter.evaluate(prompt, bus=bus, session=session)`` renders the prompt, runs the
 tool loop to a final answer and returns a :class:`PromptResponse`;
-``await adapter.evaluate_async(...)`` does the same on the running event loop.
+``await adapter.evaluate_async(...)`` does the same on the running event loop. An
+:class:`Adapter` runs over one provider value (``OfflineModel`` here,
+``OpenAIResponses``/``ChatCompletions`` in ``adapters.openai``, ``AnthropicMessages`` in
+``adapters.anthropic``); ``OfflineAdapter(...)`` and its siblings are shorthands for
+``Adapter(OfflineModel(...))``.
 """
 
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.adapters._adapter import Adapter, ProviderAdapter, evaluate_with_disclosure
+from weakincentives.adapters._adapter import Adapter, evaluate_with_disclosure
 from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
 from weakincentives.adapters._disclosure import merge_overrides
 from weakincentives.adapters._hosted import HostedOutputParseError, HostedToolCodec
-from weakincentives.adapters._offline import OfflineAdapter, Responder, ScriptedCall, ScriptedTurn
+from weakincentives.adapters._offline import (
+    OfflineAdapter,
+    OfflineModel,
+    Responder,
+    ScriptedCall,
+    ScriptedTurn,
+)
 from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._response import Halt, PromptResponse
 from weakincentives.adapters._settings import (
@@ -46,12 +56,12 @@ __all__ = [
     "LoopSettings",
     "ModelTurn",
     "OfflineAdapter",
+    "OfflineModel",
     "OutputInstructions",
     "OutputSchema",
     "PromptMessage",
     "PromptResponse",
     "Provider",
-    "ProviderAdapter",
     "Responder",
     "RetryPolicy",
     "ScriptedCall",

@@ -1,29 +1,37 @@
-"""The one concrete adapter: the shared loop over a provider, async at the core.
+"""The one class that runs the loop: :class:`Adapter`, over any provider value.
 
 ``evaluate_async`` runs the loop on the caller's event loop; ``evaluate`` is the thin
 synchronous entry that runs the same coroutine on the library's background loop, so
 it also works from inside a running event loop (the caller's thread waits; prefer
 ``evaluate_async`` there, which does not block the loop).
+
+An adapter owns two things it may create: the worker threads that run sync handlers,
+and (through its provider) an SDK client built from ``api_key=``/``base_url=``.
+``close()``/``aclose()`` and the ``with``/``async with`` forms release both; a client
+the caller passed in stays open, as it belongs to the caller.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Callable
-from dataclasses import replace
+import warnings
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from weakincentives._portal import run_sync
 from weakincentives.adapters._channels import resolve_channels
 from weakincentives.adapters._disclosure import resume_items
+from weakincentives.adapters._history import check_conversation
 from weakincentives.adapters._loop import Evaluation
 from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._response import PromptResponse
 from weakincentives.adapters._settings import Disclosure, DisclosurePolicy, LoopSettings
 from weakincentives.adapters._turns import ConversationItem
-from weakincentives.errors import ConfigValidationError, PromptValidationError
+from weakincentives.errors import AdapterClosedError, ConfigValidationError, PromptValidationError
 from weakincentives.prompt import (
     EventPublisher,
     Prompt,
@@ -32,42 +40,33 @@ from weakincentives.prompt import (
     VisibilityOverrides,
 )
 
-__all__ = ["Adapter", "ProviderAdapter", "evaluate_with_disclosure", "merged_settings"]
+__all__ = ["Adapter", "evaluate_with_disclosure"]
 
 
-def merged_settings(
-    settings: LoopSettings | None,
-    *,
-    max_rounds: int | None = None,
-    clock: Callable[[], datetime] | None = None,
-    id_factory: Callable[[], str] | None = None,
-) -> LoopSettings:
-    """``settings`` (or the defaults) with the adapters' shorthand keywords applied."""
-    base = settings if settings is not None else LoopSettings()
-    changes: dict[str, Any] = {}
-    if max_rounds is not None:
-        changes["max_rounds"] = max_rounds
-    if clock is not None:
-        changes["clock"] = clock
-    if id_factory is not None:
-        changes["new_id"] = id_factory
-    return replace(base, **changes) if changes else base
+class Adapter[ProviderT: Provider[Any, Any]]:
+    """Evaluates prompts by running the shared tool loop over ``provider``.
 
+    ``settings`` (default ``LoopSettings()``) is the one place the loop's limits,
+    policies, clock and id source are set.
+    """
 
-class Adapter[RequestT, ReplyT]:
-    """Evaluates prompts by running the shared tool loop over ``provider``."""
-
-    def __init__(
-        self, provider: Provider[RequestT, ReplyT], *, settings: LoopSettings | None = None
-    ) -> None:
+    def __init__(self, provider: ProviderT, *, settings: LoopSettings | None = None) -> None:
+        if settings is not None and not isinstance(settings, LoopSettings):
+            raise ConfigValidationError(
+                f"settings must be a LoopSettings, got {type(settings).__name__}",
+                config_type=LoopSettings,
+                field_name="settings",
+                value=settings,
+            )
         self._provider = provider
         self._settings = settings if settings is not None else LoopSettings()
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._executor_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def name(self) -> str:
-        """Adapter name used in events and errors."""
+        """The adapter name in events and errors (the provider's, e.g. ``openai``)."""
         return self._provider.name
 
     @property
@@ -76,9 +75,14 @@ class Adapter[RequestT, ReplyT]:
         return self._settings
 
     @property
-    def provider(self) -> Provider[RequestT, ReplyT]:
-        """The provider the loop drives."""
+    def provider(self) -> ProviderT:
+        """The provider the loop drives (its model, client and codecs)."""
         return self._provider
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` or :meth:`aclose` ran; evaluating then fails."""
+        return self._closed
 
     def evaluate[OutputT](
         self,
@@ -90,6 +94,7 @@ class Adapter[RequestT, ReplyT]:
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
         return run_sync(
@@ -102,6 +107,7 @@ class Adapter[RequestT, ReplyT]:
                 deadline=deadline,
                 continue_from=continue_from,
                 disclosure=disclosure,
+                extras=extras,
             )
         )
 
@@ -115,13 +121,18 @@ class Adapter[RequestT, ReplyT]:
         deadline: datetime | None = None,
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> PromptResponse[OutputT]:
         """Render, run the tool loop to a final answer and parse it, on the running loop.
 
         ``deadline`` (timezone-aware) bounds the whole evaluation, provider retries
         included. ``continue_from`` carries an earlier response's exchange on after the
-        new render. ``disclosure`` overrides ``settings.disclosure`` for this call.
+        new render (from this or any other adapter). ``disclosure`` overrides
+        ``settings.disclosure`` for this call. ``extras`` reach every handler as
+        ``context.extras`` (snake_case keys, else ``PromptValidationError``). A closed
+        adapter raises ``AdapterClosedError``.
         """
+        self._check_open()
         _check_deadline(deadline)
         if disclosure is not None and not isinstance(disclosure, Disclosure):
             raise ConfigValidationError(
@@ -130,35 +141,91 @@ class Adapter[RequestT, ReplyT]:
                 field_name="disclosure",
                 value=disclosure,
             )
+        as_prompt = _as_prompt(prompt)
+        earlier = _continuation(continue_from, prompt_name=as_prompt.name)
         channels = resolve_channels(bus, session)
-        evaluation = Evaluation[RequestT, ReplyT, OutputT](
+        evaluation = Evaluation[Any, Any, OutputT](
             provider=self._provider,
             adapter=self,
-            prompt=_as_prompt(prompt),
+            prompt=as_prompt,
             params=params,
             channels=channels,
             settings=self._settings,
             disclosure=disclosure if disclosure is not None else self._settings.disclosure,
             overrides=visibility_overrides,
             deadline=deadline,
-            earlier=_continuation(continue_from),
+            earlier=earlier,
             executor=self._thread_pool(),
+            extras=extras,
         )
         return await evaluation.run()
 
+    def close(self) -> None:
+        """Release the worker threads and a client the provider built; idempotent.
+
+        Waits for sync handlers still running on the worker threads. A client passed to
+        the provider (``client=``) is left open: it belongs to the caller.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        self._provider.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the running event loop."""
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AdapterClosedError(adapter_name=self.name)
+
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        """Worker threads for sync handlers, as many as calls may run at once."""
-        with self._executor_lock:
+        """Worker threads for sync handlers, started on demand and reused when idle.
+
+        Not the concurrency limit: ``max_concurrency`` bounds each evaluation's calls.
+        A pool that small would deadlock a nested evaluation (a sync handler calling
+        ``context.adapter.evaluate``), whose calls would wait for the thread its caller
+        holds.
+        """
+        with self._lock:
+            if self._closed:
+                raise AdapterClosedError(adapter_name=self.name)
             if self._executor is None:
                 self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self._settings.max_concurrency,
+                    max_workers=_MAX_WORKER_THREADS,
                     thread_name_prefix=f"weakincentives-{self.name}-tool",
                 )
             return self._executor
 
 
-type ProviderAdapter = Adapter[Any, Any]
-"""Any adapter: every adapter is the shared loop (:class:`Adapter`) over its provider."""
+_MAX_WORKER_THREADS = 1024
+"""A bound on the adapter's worker threads across all its evaluations (nested included)."""
 
 
 def _check_deadline(deadline: object) -> None:
@@ -179,10 +246,20 @@ def _check_deadline(deadline: object) -> None:
         )
 
 
-def _continuation(previous: PromptResponse[Any] | None) -> tuple[ConversationItem, ...]:
+def _continuation(
+    previous: PromptResponse[Any] | None, *, prompt_name: str
+) -> tuple[ConversationItem, ...]:
     if previous is None:
         return ()
-    return resume_items(previous.conversation, previous.skipped_calls, previous.halt)
+    if not isinstance(previous, PromptResponse):
+        raise ConfigValidationError(
+            f"continue_from must be a PromptResponse, got {type(previous).__name__}",
+            field_name="continue_from",
+            value=previous,
+        )
+    items = resume_items(previous.conversation, previous.skipped_calls, previous.halt)
+    check_conversation(items, prompt_name=prompt_name)
+    return items
 
 
 def _as_prompt[OutputT](prompt: Prompt[OutputT] | PromptTemplate[OutputT]) -> Prompt[OutputT]:
@@ -196,7 +273,7 @@ def _as_prompt[OutputT](prompt: Prompt[OutputT] | PromptTemplate[OutputT]) -> Pr
 
 
 def evaluate_with_disclosure[OutputT](
-    adapter: Adapter[Any, Any],
+    adapter: Adapter[Any],
     prompt: Prompt[OutputT] | PromptTemplate[OutputT],
     *params: object,
     bus: EventPublisher | None = None,
@@ -207,13 +284,19 @@ def evaluate_with_disclosure[OutputT](
     deadline: datetime | None = None,
     continue_conversation: bool = True,
 ) -> PromptResponse[OutputT]:
-    """Evaluate, reopening requested sections until the model answers, with this policy.
+    """Deprecated: call ``adapter.evaluate(prompt, disclosure=Disclosure(...))`` instead.
 
-    ``evaluate`` already does this with the adapter's ``LoopSettings.disclosure``; this
-    helper chooses the policy and retry limit for one call. Raises
-    ``PromptEvaluationError(phase="tool")`` when the model still asks to open sections
-    after ``max_retries`` re-renders, and ``ConfigValidationError`` for an unknown policy.
+    Kept so existing callers keep working; it warns with ``DeprecationWarning`` and
+    evaluates with ``Disclosure(policy=policy, max_retries=max_retries,
+    continue_conversation=continue_conversation)``.
     """
+    warnings.warn(
+        "evaluate_with_disclosure is deprecated; call adapter.evaluate(prompt, "
+        "disclosure=Disclosure(policy=..., max_retries=..., continue_conversation=...)) "
+        "instead",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     disclosure = Disclosure(
         policy=policy, max_retries=max_retries, continue_conversation=continue_conversation
     )

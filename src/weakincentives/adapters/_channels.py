@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from weakincentives.errors import SessionError
 from weakincentives.prompt import EventPublisher, SessionProtocol
-from weakincentives.runtime import InProcessEventBus, PublishResult, Session
+from weakincentives.runtime import HandlerFailure, InProcessEventBus, PublishResult, Session
 
 __all__ = ["Channels", "publish", "resolve_channels"]
 
@@ -26,8 +26,30 @@ class _Tee:
     session: SessionProtocol
 
     def publish(self, event: object, /) -> object:
+        """Publish on the bus, then apply to the session; a reducer's failure is reported.
+
+        The session is one more subscriber: a reducer that raises leaves it as it was and
+        is reported in the ``PublishResult`` (as a bus reports a failing subscriber), so
+        it never aborts the evaluation nor loses the model's answer.
+        """
         result = self.bus.publish(event)
-        self.session.apply(event)
+        try:
+            self.session.apply(event)
+        except Exception as error:
+            logger.error(
+                "session %s failed to record %s",
+                self.session.session_id,
+                type(event).__name__,
+                exc_info=error,
+            )
+            failure = HandlerFailure(handler=self.session.apply, error=error)
+            if isinstance(result, PublishResult):
+                return PublishResult(
+                    event=event,
+                    handlers_invoked=result.handlers_invoked + 1,
+                    errors=(*result.errors, failure),
+                )
+            return PublishResult(event=event, handlers_invoked=1, errors=(failure,))
         return result
 
 
@@ -55,6 +77,10 @@ def resolve_channels(bus: EventPublisher | None, session: SessionProtocol | None
         return Channels(_Tee(bus, detached), detached)
     attached = session.bus
     if attached is None:
+        if isinstance(bus, _Tee) and bus.session is session:
+            # A nested evaluation given its handler's context.event_bus and context.session:
+            # that bus already records into this session, so it must not record twice.
+            return Channels(bus, session)
         return Channels(_Tee(bus if bus is not None else InProcessEventBus(), session), session)
     if bus is not None and bus is not attached:
         raise SessionError(

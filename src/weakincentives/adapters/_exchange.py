@@ -40,7 +40,7 @@ async def exchange[RequestT, ReplyT](
 ) -> ReplyT:
     """Send ``request`` until it succeeds, fails for good, or the deadline leaves no time.
 
-    A retryable ``ProviderError`` is retried up to ``provider.max_retries`` times, unless
+    A retryable ``ProviderError`` is retried up to ``provider.retry_limit`` times, unless
     text already streamed from the failed attempt (that would show the model's words
     twice) or the back-off would pass the deadline.
     """
@@ -61,7 +61,7 @@ async def exchange[RequestT, ReplyT](
                 request, Attempt(number=retry + 1, timeout=left, prompt_name=prompt_name), sink
             )
         except ProviderError as exc:
-            if not exc.retryable or streamed or retry >= provider.max_retries:
+            if not exc.retryable or streamed or retry >= provider.retry_limit:
                 if left is not None and exc.retryable and _expired(deadline, settings):
                     raise _deadline_passed(prompt_name, deadline, round_number, retry) from exc
                 raise

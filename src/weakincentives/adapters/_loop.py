@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
 
-from weakincentives._portal import CALLER_LOOP
 from weakincentives.adapters._answer import feedback_for
 from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
@@ -38,7 +38,7 @@ from weakincentives.adapters._structured import (
     output_schema,
     parse_structured_output,
 )
-from weakincentives.adapters._tool_round import CallLedger, run_tool_round
+from weakincentives.adapters._tool_round import CallLedger, RoundResult, run_tool_round
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -50,6 +50,7 @@ from weakincentives.adapters._turns import (
 from weakincentives.errors import ParseError, PromptError, PromptEvaluationError
 from weakincentives.prompt import (
     EvaluatingAdapter,
+    ExecutionScope,
     Prompt,
     RenderedPrompt,
     SectionPath,
@@ -58,7 +59,6 @@ from weakincentives.prompt import (
     dotted,
 )
 from weakincentives.runtime import (
-    ExecutionScope,
     FailurePhase,
     OutputRejected,
     PromptExecuted,
@@ -117,9 +117,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         deadline: datetime | None,
         earlier: tuple[ConversationItem, ...],
         executor: concurrent.futures.Executor | None,
+        extras: Mapping[str, object] | None = None,
     ) -> None:
         self._provider = provider
-        self._adapter = adapter
         self._prompt = prompt
         self._params = params
         self._bus = channels.bus
@@ -129,7 +129,6 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         self._overrides: dict[SectionPath, SectionVisibility] = dict(overrides or {})
         self._deadline = deadline
         self._earlier = earlier
-        self._executor = executor
         self._id = settings.new_id()
         self._started = settings.clock()
         self._usage = TokenUsage()
@@ -137,12 +136,24 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         self._raw_items: list[Any] = []
         self._executions: list[ToolExecution] = []
         self._accumulator = _Accumulator()
+        # Checks the extras now, before any request; each turn adds its render and request.
+        self._scope = ExecutionScope(
+            prompt=prompt,
+            session=self._session,
+            event_bus=self._bus,
+            adapter=adapter,
+            adapter_name=provider.name,
+            evaluation_id=self._id,
+            response_accumulator=self._accumulator,
+            extras=extras if extras is not None else {},
+            clock=settings.clock,
+            new_id=settings.new_id,
+            executor=executor,
+        )
         self._ledger = CallLedger(limit=settings.max_identical_calls)
 
     async def run(self) -> PromptResponse[OutputT]:
         """Evaluate; publish ``PromptFailed`` and re-raise when anything goes wrong."""
-        # Worker threads of this evaluation run nested async tools on this loop.
-        token = CALLER_LOOP.set(asyncio.get_running_loop())
         try:
             return await self._run()
         except PromptEvaluationError as exc:
@@ -154,8 +165,6 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         except Exception as exc:
             self._failed("internal", exc)
             raise
-        finally:
-            CALLER_LOOP.reset(token)
 
     async def _run(self) -> PromptResponse[OutputT]:
         if self._params:
@@ -176,13 +185,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         while True:
             turn = await self._next_turn(render, history)
             if turn.tool_calls:
-                outcome = await run_tool_round(
-                    turn.tool_calls,
-                    self._scope(render, turn),
-                    tools={tool.name: tool for tool in render.rendered.tools},
-                    max_concurrency=self._settings.max_concurrency,
-                    ledger=self._ledger,
-                )
+                outcome = await self._run_tools(render, turn)
                 self._executions.extend(outcome.executions)
                 history.extend(outcome.outputs)
                 requested = requested_sections(outcome.halt)
@@ -313,19 +316,40 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             text=text,
         )
 
-    def _scope(self, render: _Render, turn: ModelTurn) -> ExecutionScope:
-        return ExecutionScope(
-            prompt=self._prompt,
-            session=self._session,
-            bus=self._bus,
-            rendered=render.rendered,
-            adapter=self._adapter,
-            adapter_name=self._provider.name,
-            evaluation_id=self._id,
-            request=turn.request,
-            accumulator=self._accumulator,
-            clock=self._settings.clock,
-            executor=self._executor,
+    async def _run_tools(self, render: _Render, turn: ModelTurn) -> RoundResult:
+        """Run the turn's calls; a deadline ends the round when it passes (phase ``tool``).
+
+        A sync handler's worker thread cannot be stopped: it finishes its call
+        unobserved, and nothing it produces is recorded or published.
+        """
+        running = run_tool_round(
+            turn.tool_calls,
+            self._turn_scope(render, turn),
+            tools={tool.name: tool for tool in render.rendered.tools},
+            max_concurrency=self._settings.max_concurrency,
+            ledger=self._ledger,
+        )
+        left = time_left(self._deadline, self._settings.clock)
+        if left is None:
+            return await running
+        limit = asyncio.timeout(max(left, 0.0))
+        try:
+            async with limit:
+                return await running
+        except TimeoutError as exc:
+            if not limit.expired():
+                raise  # not the deadline's doing
+            assert self._deadline is not None
+            raise PromptEvaluationError(
+                f"deadline {self._deadline.isoformat()} passed during the tool calls of "
+                f"round {self._rounds} ({len(turn.tool_calls)} called)",
+                prompt_name=self._prompt.name,
+                phase="tool",
+            ) from exc
+
+    def _turn_scope(self, render: _Render, turn: ModelTurn) -> ExecutionScope:
+        return replace(
+            self._scope, prompt=self._prompt, rendered_prompt=render.rendered, request=turn.request
         )
 
     def _open(self, requested: tuple[SectionPath, ...], key: str) -> None:
@@ -401,7 +425,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 session_id=self._session.session_id,
                 text=text,
                 output=output,
-                tool_calls=len(self._executions),
+                tool_call_count=len(self._executions),
                 rounds=self._rounds,
                 halted=halt is not None,
                 usage=self._usage,
@@ -415,7 +439,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             evaluation_id=self._id,
             text=text,
             output=cast("OutputT | None", output),
-            tool_calls=tuple(self._executions),
+            tool_executions=tuple(self._executions),
             skipped_calls=skipped,
             hosted_outputs=hosted_outputs,
             halt=halt,

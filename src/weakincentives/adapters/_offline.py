@@ -1,7 +1,8 @@
-"""A deterministic adapter with no network: scripted turns, a responder, or call-every-tool.
+"""A deterministic model with no network: scripted turns, a responder, or call-every-tool.
 
 It is product code, not a test double: examples and the demo run on it, and it goes
-through exactly the same loop, events and failure semantics as the OpenAI adapter.
+through exactly the same loop, events and failure semantics as the SDK providers
+(``OfflineAdapter(...)`` is ``Adapter(OfflineModel(...))``).
 Its raw items use the Responses API's shapes, so hosted-tool fixtures parse with the
 OpenAI codecs, which the caller passes in (``hosted_tool_codecs=default_openai_codecs()``):
 the generic layer names no provider.
@@ -15,14 +16,12 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from weakincentives._direct import direct_constructor
-from weakincentives.adapters._adapter import Adapter, merged_settings
+from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
-from weakincentives.adapters._settings import LoopSettings
 from weakincentives.adapters._turns import (
     AssistantMessage,
     FeedbackMessage,
@@ -35,7 +34,22 @@ from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue, dump, sample
 
-__all__ = ["OfflineAdapter", "OfflineProvider", "Responder", "ScriptedCall", "ScriptedTurn"]
+__all__ = [
+    "OFFLINE_FORMAT",
+    "OfflineAdapter",
+    "OfflineModel",
+    "Responder",
+    "ScriptedCall",
+    "ScriptedTurn",
+]
+
+OFFLINE_FORMAT = "offline"
+"""The ``raw_format`` of offline turns (Responses-API-shaped items, but not replayable
+to the Responses API as they are: they lack the ids a real reply carries)."""
+
+# Raw items whose content the neutral fields carry; any other (a hosted-tool fixture)
+# cannot be carried to another provider.
+_NEUTRAL_ITEMS = frozenset({"message", "function_call"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +68,7 @@ class ScriptedTurn:
     """One scripted model reply."""
 
     text: str = ""
-    tool_calls: tuple[ScriptedCall, ...] = ()
+    calls: tuple[ScriptedCall, ...] = ()
     output: object = None
     """A structured answer (dataclass, list of dataclasses or mapping), sent as JSON text."""
     raw_items: tuple[Mapping[str, JSONValue], ...] = ()
@@ -72,35 +86,64 @@ type Responder = Callable[[TurnRequest], ScriptedTurn | Awaitable[ScriptedTurn]]
 It may be ``async def``; it is then awaited on the evaluation's loop."""
 
 
-class OfflineProvider:
-    """The offline model as a provider: its "wire" is the turn itself."""
+class _ScriptState:
+    """What an offline model remembers between turns: its place in the script, the requests."""
 
-    def __init__(
-        self,
-        script: Sequence[ScriptedTurn],
-        *,
-        responder: Responder | None,
-        call_every_tool: bool,
-        seed: int,
-        name: str,
-        stream_chunk_size: int | None,
-        hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]],
-    ) -> None:
-        self._script = list(script)
-        self._position = 0
-        self._responder = responder
-        self._call_every_tool = call_every_tool
-        self._seed = seed
-        self._name = name
-        self._chunk = stream_chunk_size
-        self._codecs = dict(hosted_tool_codecs)
-        self._requests: list[TurnRequest] = []
-        self._usage = _UsageEstimator()
+    __slots__ = ("position", "requests", "script", "usage")
 
-    @property
-    def name(self) -> str:
-        """Adapter name used in events."""
-        return self._name
+    def __init__(self) -> None:
+        self.script: tuple[ScriptedTurn, ...] = ()
+        self.position = 0
+        self.requests: list[TurnRequest] = []
+        self.usage = _UsageEstimator()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfflineModel:
+    """A model with no network: scripted turns, a responder, or call-every-tool.
+
+    Give it a ``script`` (turns played in order across evaluations), a ``responder``
+    function (sync or async), or ``call_every_tool=True`` to call each available tool
+    once with schema-valid arguments and then answer (with a schema-valid structured
+    output when the prompt declares one). Its "wire" is the turn itself.
+    """
+
+    script: Sequence[ScriptedTurn] = field(default=(), kw_only=False)
+    responder: Responder | None = None
+    call_every_tool: bool = False
+    seed: int = 0
+    """Seeds the sampled arguments and answers of ``call_every_tool``."""
+    name: str = "offline"
+    """The adapter name in events."""
+    stream_chunk_size: int | None = None
+    """Stream each turn's text in chunks of this many characters, as a streaming
+    provider would (None: one piece)."""
+    hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] = field(default_factory=dict)
+    """Codecs for hosted-tool fixtures; none unless given. ``default_openai_codecs()``
+    reads the Responses-API-shaped items that ``ScriptedTurn.raw_items`` carries."""
+    _state: _ScriptState = field(
+        init=False, repr=False, compare=False, default_factory=_ScriptState
+    )
+
+    def __post_init__(self) -> None:
+        modes = sum((bool(self.script), self.responder is not None, bool(self.call_every_tool)))
+        if modes != 1:
+            raise ConfigValidationError(
+                "OfflineModel needs exactly one of: script=..., responder=..., "
+                "call_every_tool=True",
+                config_type=OfflineModel,
+            )
+        chunk = self.stream_chunk_size
+        if chunk is not None and (
+            not isinstance(chunk, int) or isinstance(chunk, bool) or chunk < 1
+        ):
+            raise ConfigValidationError(
+                f"stream_chunk_size must be a positive integer, got {chunk!r}",
+                config_type=OfflineModel,
+                field_name="stream_chunk_size",
+                value=chunk,
+            )
+        self._state.script = tuple(self.script)
 
     @property
     def model(self) -> str | None:
@@ -108,24 +151,19 @@ class OfflineProvider:
         return None
 
     @property
-    def max_retries(self) -> int:
+    def retry_limit(self) -> int:
         """Scripted turns never fail transiently."""
         return 0
 
     @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs for hosted-tool fixtures."""
-        return self._codecs
-
-    @property
     def requests(self) -> tuple[TurnRequest, ...]:
-        """Every request sent so far, oldest first."""
-        return tuple(self._requests)
+        """Every request sent so far, oldest first, so tests can check what the model saw."""
+        return tuple(self._state.requests)
 
     @property
     def remaining_turns(self) -> int:
         """Scripted turns not yet played."""
-        return len(self._script) - self._position
+        return len(self._state.script) - self._state.position
 
     def build_request(self, turn: TurnRequest) -> TurnRequest:
         """The request is the turn request itself."""
@@ -133,7 +171,7 @@ class OfflineProvider:
 
     async def send(self, request: TurnRequest, attempt: Attempt, on_text: TextSink) -> ModelTurn:
         """Produce the next turn, streaming its text in chunks when asked to."""
-        self._requests.append(request)
+        self._state.requests.append(request)
         scripted = self._next(request)
         if inspect.isawaitable(scripted):
             scripted = await scripted
@@ -143,10 +181,11 @@ class OfflineProvider:
                 prompt_name=request.prompt_name,
                 phase="response",
             )
-        turn = _to_model_turn(scripted, request, self._usage)
-        if self._chunk is not None:
-            for start in range(0, len(turn.text), self._chunk):
-                on_text(turn.text[start : start + self._chunk])
+        turn = _to_model_turn(scripted, request, self._state.usage)
+        chunk = self.stream_chunk_size
+        if chunk is not None:
+            for start in range(0, len(turn.text), chunk):
+                on_text(turn.text[start : start + chunk])
                 await asyncio.sleep(0)  # let the loop run between chunks, as a real stream does
         return turn
 
@@ -154,115 +193,44 @@ class OfflineProvider:
         """The reply already is the turn."""
         return reply
 
+    def close(self) -> None:
+        """Nothing to release: the offline model holds no connection."""
+
     def _next(self, request: TurnRequest) -> ScriptedTurn | Awaitable[ScriptedTurn]:
-        if self._responder is not None:
-            return self._responder(request)
-        if self._call_every_tool:
+        if self.responder is not None:
+            return self.responder(request)
+        if self.call_every_tool:
             return self._exercise(request)
-        if self._position >= len(self._script):
+        state = self._state
+        if state.position >= len(state.script):
             raise PromptEvaluationError(
-                f"offline script exhausted after {len(self._script)} turns",
+                f"offline script exhausted after {len(state.script)} turns",
                 prompt_name=request.prompt_name,
                 phase="response",
             )
-        turn = self._script[self._position]
-        self._position += 1
+        turn = state.script[state.position]
+        state.position += 1
         return turn
 
     def _exercise(self, request: TurnRequest) -> ScriptedTurn:
         if request.round == 1 and request.rendered.tools:
             return ScriptedTurn(
-                tool_calls=tuple(
+                calls=tuple(
                     ScriptedCall(
                         name=tool.name,
-                        arguments=_object(sample(tool.spec.parameters_schema, seed=self._seed)),
+                        arguments=_object(sample(tool.spec.parameters_schema, seed=self.seed)),
                     )
                     for tool in request.rendered.tools
                 )
             )
         if request.output_schema is not None:
-            answer = sample(request.output_schema.schema, seed=self._seed)
+            answer = sample(request.output_schema.schema, seed=self.seed)
             return ScriptedTurn(text=json.dumps(answer))
         outputs = [item for item in request.history if isinstance(item, ToolOutputMessage)]
         return ScriptedTurn(text=f"Called {len(outputs)} tools.")
 
 
-class OfflineAdapter(Adapter[TurnRequest, ModelTurn]):
-    """Evaluate prompts without a model.
-
-    Give it a ``script`` (turns played in order across evaluations), a ``responder``
-    function (sync or async), or ``call_every_tool=True`` to call each available tool
-    once with schema-valid arguments and then answer (with a schema-valid structured
-    output when the prompt declares one). ``stream_chunk_size`` streams each turn's text
-    in chunks of that many characters, as a streaming provider would. ``requests``
-    records every request, so tests can check what the model was shown.
-    """
-
-    def __init__(
-        self,
-        script: Sequence[ScriptedTurn] = (),
-        *,
-        responder: Responder | None = None,
-        call_every_tool: bool = False,
-        seed: int = 0,
-        name: str = "offline",
-        stream_chunk_size: int | None = None,
-        hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] | None = None,
-        settings: LoopSettings | None = None,
-        max_rounds: int | None = None,
-        clock: Callable[[], datetime] | None = None,
-        id_factory: Callable[[], str] | None = None,
-    ) -> None:
-        modes = sum((bool(script), responder is not None, call_every_tool))
-        if modes != 1:
-            raise ConfigValidationError(
-                "OfflineAdapter needs exactly one of: script=..., responder=..., "
-                "call_every_tool=True",
-                config_type=OfflineAdapter,
-            )
-        if stream_chunk_size is not None and (
-            not isinstance(stream_chunk_size, int) or stream_chunk_size < 1
-        ):
-            raise ConfigValidationError(
-                f"stream_chunk_size must be a positive integer, got {stream_chunk_size!r}",
-                config_type=OfflineAdapter,
-                field_name="stream_chunk_size",
-                value=stream_chunk_size,
-            )
-        self._offline = OfflineProvider(
-            script,
-            responder=responder,
-            call_every_tool=call_every_tool,
-            seed=seed,
-            name=name,
-            stream_chunk_size=stream_chunk_size,
-            hosted_tool_codecs={} if hosted_tool_codecs is None else hosted_tool_codecs,
-        )
-        super().__init__(
-            self._offline,
-            settings=merged_settings(
-                settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
-            ),
-        )
-
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs for hosted-tool fixtures; none unless given.
-
-        ``default_openai_codecs()`` reads the Responses-API-shaped items that
-        ``ScriptedTurn.raw_items`` carries.
-        """
-        return self._offline.hosted_tool_codecs
-
-    @property
-    def requests(self) -> tuple[TurnRequest, ...]:
-        """Every request sent so far, oldest first."""
-        return self._offline.requests
-
-    @property
-    def remaining_turns(self) -> int:
-        """Scripted turns not yet played."""
-        return self._offline.remaining_turns
+OfflineAdapter = adapter_factory(OfflineModel, name="OfflineAdapter")
 
 
 def _object(value: JSONValue) -> Mapping[str, JSONValue]:
@@ -291,7 +259,7 @@ def _to_model_turn(
             }
         )
     calls: list[ToolCall] = []
-    for index, call in enumerate(scripted.tool_calls):
+    for index, call in enumerate(scripted.calls):
         call_id = call.call_id or f"call_{request.round}_{index}"
         arguments = (
             call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
@@ -316,6 +284,10 @@ def _to_model_turn(
         text=text,
         tool_calls=tuple(calls),
         raw_items=tuple(items),
+        raw_format=OFFLINE_FORMAT,
+        untranslatable=tuple(
+            str(item.get("type")) for item in items if item.get("type") not in _NEUTRAL_ITEMS
+        ),
         usage=usage,
         response_id=f"offline_{request.round}",
         refusal=scripted.refusal,

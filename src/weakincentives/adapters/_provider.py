@@ -1,10 +1,13 @@
 """The seam a provider implements: build a request, send it, read the turn.
 
-``build_request`` and ``read_turn`` are pure functions over plain data (wire-shape tests
-need no server); only ``send`` does I/O. ``send`` is a coroutine: a provider on a sync
-SDK client runs the call on a worker thread, one on an async client awaits it, so the
-same provider serves ``evaluate`` and ``evaluate_async`` with either client. Retries,
-deadlines, streaming deltas, tool calls and output parsing are the loop's business.
+A provider is a value describing one model service (``OpenAIResponses``,
+``ChatCompletions``, ``AnthropicMessages``, ``OfflineModel``); :class:`Adapter` runs the
+one loop over it. ``build_request`` and ``read_turn`` are pure functions over plain data
+(wire-shape tests need no server); only ``send`` does I/O. ``send`` is a coroutine: a
+provider on a sync SDK client runs the call on a worker thread, one on an async client
+awaits it, so the same provider serves ``evaluate`` and ``evaluate_async`` with either
+client. Retries, deadlines, streaming deltas, tool calls and output parsing are the
+loop's business.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ class Provider[RequestT, ReplyT](Protocol):
 
     @property
     def name(self) -> str:
-        """Adapter name used in events and errors, e.g. ``openai``."""
+        """The adapter name in events and errors, e.g. ``openai`` or ``openai-chat``."""
         ...
 
     @property
@@ -48,7 +51,7 @@ class Provider[RequestT, ReplyT](Protocol):
         ...
 
     @property
-    def max_retries(self) -> int:
+    def retry_limit(self) -> int:
         """How often the loop may resend a request that failed with a retryable error."""
         ...
 
@@ -72,4 +75,8 @@ class Provider[RequestT, ReplyT](Protocol):
 
     def read_turn(self, reply: ReplyT, request: RequestT, turn: TurnRequest) -> ModelTurn:
         """The model's turn in ``reply``; pure. Raises phase ``response`` for a bad reply."""
+        ...
+
+    def close(self) -> None:
+        """Release what the provider created (a client it built), never what it was given."""
         ...

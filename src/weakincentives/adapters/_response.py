@@ -39,7 +39,7 @@ class PromptResponse[OutputT]:
     """The model's final text; empty when a terminal tool halted the turn."""
     output: OutputT | None
     """The parsed structured answer; None for text-only prompts and halted turns."""
-    tool_calls: tuple[ToolExecution, ...] = ()
+    tool_executions: tuple[ToolExecution, ...] = ()
     """Every executed tool call with its params and result, in order."""
     skipped_calls: tuple[ToolCall, ...] = ()
     """Calls of the halting turn that came after the terminal tool and never ran."""
@@ -63,5 +63,5 @@ class PromptResponse[OutputT]:
 
     @property
     def tool_results(self) -> tuple[ToolResult[Any], ...]:
-        """The results of ``tool_calls``, in order."""
-        return tuple(execution.result for execution in self.tool_calls)
+        """The results of ``tool_executions``, in order."""
+        return tuple(execution.result for execution in self.tool_executions)

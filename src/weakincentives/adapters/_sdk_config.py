@@ -1,7 +1,7 @@
-"""Building an adapter on an official SDK: import it, check the arguments, make a client.
+"""Checking a provider's options on an official SDK: import it, refuse mistakes, make a client.
 
-Shared by every adapter on the ``openai`` or ``anthropic`` SDK so that their
-constructors refuse the same mistakes with the same messages, naming the adapter.
+Shared by every provider on the ``openai`` or ``anthropic`` SDK so that they refuse the
+same mistakes with the same messages, naming the provider class.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 
 __all__ = [
-    "ClientSettings",
     "MergedOption",
+    "SdkClients",
     "build_client",
     "check_client",
     "check_model",
@@ -26,31 +26,25 @@ __all__ = [
 ]
 
 
-def require_sdk(module: str, *, adapter: str, extra: str) -> ModuleType:
-    """Import the SDK ``module``; ``ImportError`` with the install command when it is absent."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{adapter} needs the official {module} SDK: pip install 'weakincentives[{extra}]'"
-        ) from exc
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SdkClients:
+    """Which SDK a provider runs on and how its clients are named and built."""
 
-
-def check_model(model: object, *, adapter_type: type[object]) -> str:
-    """``model`` when it is a non-empty string; ``ConfigValidationError`` otherwise."""
-    if not isinstance(model, str) or not model.strip():
-        raise ConfigValidationError(
-            f"{adapter_type.__name__} model must be a non-empty string, got {model!r}",
-            config_type=adapter_type,
-            field_name="model",
-            value=model,
-        )
-    return model
+    module: str
+    """The SDK's import name, which is also the extra that installs it."""
+    sync_client: str
+    async_client: str
+    error: str
+    """The SDK's base exception, raised when a client cannot be built."""
+    vendor: str
+    """Who runs the service, as named in messages (``OpenAI``, ``Anthropic``)."""
+    key_variable: str
+    """Where the SDK reads its key from, as told to the user when there is none."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergedOption:
-    """A request option the adapter extends rather than replaces."""
+    """A request option the provider extends rather than replaces."""
 
     key: str
     expected: type[object]
@@ -58,18 +52,46 @@ class MergedOption:
     """The complaint when the option has another type, e.g. ``must be a list (...)``."""
 
 
+def require_sdk(module: str, *, owner: str) -> ModuleType:
+    """Import the SDK ``module``; ``ImportError`` with the install command when it is absent."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{owner} needs the official {module} SDK: pip install 'weakincentives[{module}]'"
+        ) from exc
+
+
+def check_model(model: object, *, owner: type[object]) -> None:
+    """Refuse a ``model`` that is not a non-empty string."""
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigValidationError(
+            f"{owner.__name__} model must be a non-empty string, got {model!r}",
+            config_type=owner,
+            field_name="model",
+            value=model,
+        )
+
+
 def check_request_options(
     options: Mapping[str, JSONValue],
     *,
-    adapter_type: type[object],
+    owner: type[object],
     reserved: Mapping[str, str],
     merged: tuple[MergedOption, ...],
 ) -> None:
-    """Refuse options the adapter sets itself and merged options of the wrong JSON type.
+    """Refuse options the provider sets itself and merged options of the wrong JSON type.
 
     All problems are reported at once, in one ``ConfigValidationError`` for
     ``request_options``.
     """
+    if not isinstance(options, Mapping):
+        raise ConfigValidationError(
+            f"{owner.__name__} request_options must be a mapping, got {type(options).__name__}",
+            config_type=owner,
+            field_name="request_options",
+            value=options,
+        )
     problems = [f"{key!r} {why}" for key, why in reserved.items() if key in options]
     problems.extend(
         f"{option.key!r} {option.why}"
@@ -78,61 +100,37 @@ def check_request_options(
     )
     if problems:
         raise ConfigValidationError(
-            f"{adapter_type.__name__} request_options cannot be used as given: "
-            + "; ".join(problems),
-            config_type=adapter_type,
+            f"{owner.__name__} request_options cannot be used as given: " + "; ".join(problems),
+            config_type=owner,
             field_name="request_options",
             value=dict(options),
         )
 
 
 def check_client(
-    client: object, *, accepted: tuple[type[object], ...], names: str, adapter_type: type[object]
+    sdk: ModuleType, clients: SdkClients, client: object, *, owner: type[object]
 ) -> None:
     """Refuse a ``client`` that is not one of the SDK's own client classes."""
+    accepted = (getattr(sdk, clients.sync_client), getattr(sdk, clients.async_client))
     if client is not None and not isinstance(client, accepted):
+        names = f"{clients.module}.{clients.sync_client} or {clients.module}.{clients.async_client}"
         raise ConfigValidationError(
-            f"{adapter_type.__name__} client must be an {names}, got {type(client).__name__}",
-            config_type=adapter_type,
+            f"{owner.__name__} client must be an {names}, got {type(client).__name__}",
+            config_type=owner,
             field_name="client",
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClientSettings:
-    """The client arguments an adapter accepts; ``None`` leaves the SDK's default."""
-
-    api_key: str | None = None
-    base_url: str | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-
-
 def build_client(
-    factory: type[Any],
-    base_error: type[Exception],
-    settings: ClientSettings,
-    *,
-    adapter_type: type[object],
-    provider: str,
-    key_variable: str,
+    sdk: ModuleType, clients: SdkClients, arguments: Mapping[str, object], *, owner: type[object]
 ) -> Any:
-    """``factory(**settings)``; a client the SDK refuses to build is a ``ConfigValidationError``."""
-    arguments = {
-        key: value
-        for key, value in (
-            ("api_key", settings.api_key),
-            ("base_url", settings.base_url),
-            ("timeout", settings.timeout),
-            ("max_retries", settings.max_retries),
-        )
-        if value is not None
-    }
+    """A sync client from ``arguments``; one the SDK refuses is a ``ConfigValidationError``."""
     try:
-        return factory(**arguments)
-    except base_error as exc:
+        return getattr(sdk, clients.sync_client)(**arguments)
+    except getattr(sdk, clients.error) as exc:
         raise ConfigValidationError(
-            f"could not create the {provider} client: {exc}; pass api_key= or set {key_variable}",
-            config_type=adapter_type,
+            f"could not create the {clients.vendor} client: {exc}; pass api_key= or set "
+            f"{clients.key_variable}",
+            config_type=owner,
             field_name="api_key",
         ) from exc

@@ -1,185 +1,189 @@
-"""What every adapter on an official SDK shares: its client, how it is built, its codecs.
+"""What every provider on an official SDK shares: its options, its client, how it sends.
 
-The OpenAI Responses, Chat Completions and Anthropic Messages adapters differ in their
-wire formats (``build_request``, ``read_turn``) and constructor options; everything
-around the client is the same and lives here: resolving the ``client=`` argument (or
-building one from ``api_key``, ``base_url``, ``timeout``, ``max_retries``), sending
-through :class:`SdkTransport`, and the properties both the provider and the adapter
-expose.
+``OpenAIResponses``, ``ChatCompletions`` and ``AnthropicMessages`` differ in their wire
+formats (``build_request``, ``read_turn``) and in a few options of their own; the options
+around the client are declared once, here, on :class:`SdkProvider`: a ready ``client``
+(sync or async), or ``api_key``/``base_url``/``timeout``/``max_retries`` to build one;
+``stream``; ``request_options`` merged into every request; the hosted-tool codecs.
+
+A provider checks its options and resolves its client when it is created, so a mistake
+surfaces at construction, naming the provider class. A client it built is its own and
+``close()`` closes it; a client passed in belongs to the caller and is never closed.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
-from weakincentives.adapters._adapter import Adapter, merged_settings
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    ClientSettings,
+    MergedOption,
+    SdkClients,
     build_client,
     check_client,
+    check_model,
+    check_request_options,
     require_sdk,
 )
-from weakincentives.adapters._sdk_transport import SdkTransport
-from weakincentives.adapters._settings import LoopSettings
-from weakincentives.adapters._turns import ModelTurn, TurnRequest
+from weakincentives.adapters._sdk_transport import SdkTransport, StreamReaderFactory
+from weakincentives.errors import ConfigValidationError
+from weakincentives.serde import JSONValue
 
-__all__ = ["SdkAdapter", "SdkClientKind", "SdkProvider", "resolve_client"]
+__all__ = ["SdkProvider", "option_choice"]
+
+type Body = dict[str, JSONValue]
+
+_CLIENT_OPTIONS = ("api_key", "base_url", "timeout", "max_retries")
+
+
+class _Connection:
+    """The SDK, the client and the transport of one provider; filled in at construction."""
+
+    __slots__ = ("client", "owned", "sdk", "transport")
+
+    def __init__(self) -> None:
+        self.sdk: ModuleType | None = None
+        self.client: Any = None
+        self.owned = False
+        self.transport: SdkTransport | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SdkClientKind:
-    """Which SDK an adapter runs on and how its clients are named and built."""
+class SdkProvider[ClientT]:
+    """The options every provider on an official SDK takes; subclasses add the wire format."""
 
-    module: str
-    """The SDK's import name, which is also the extra that installs it."""
-    sync_client: str
-    async_client: str
-    error: str
-    """The SDK's base exception, raised when a client cannot be built."""
-    provider: str
-    """The provider's name in messages."""
-    key_variable: str
-    """Where the SDK reads its key from, as told to the user when there is none."""
-
-
-def resolve_client(
-    kind: SdkClientKind,
-    client: object | None,
-    settings: ClientSettings,
-    *,
-    adapter_type: type[object],
-) -> tuple[ModuleType, Any]:
-    """The SDK module and the client to use: ``client`` once checked, else a new sync one.
-
-    Raises ``ConfigValidationError`` when the SDK is missing, ``client`` is not one of
-    the SDK's clients, or the SDK cannot build a client from ``settings``.
-    """
-    sdk = require_sdk(kind.module, adapter=adapter_type.__name__, extra=kind.module)
-    check_client(
-        client,
-        accepted=(getattr(sdk, kind.sync_client), getattr(sdk, kind.async_client)),
-        names=f"{kind.module}.{kind.sync_client} or {kind.module}.{kind.async_client}",
-        adapter_type=adapter_type,
+    model: str
+    """The model every request asks for."""
+    client: ClientT | None = None
+    """A ready SDK client (sync or async; both serve ``evaluate`` and ``evaluate_async``),
+    used as given and never closed by the provider. Without it, a sync client is built
+    from the four options below, and closed with the adapter."""
+    api_key: str | None = field(default=None, repr=False)
+    """Default: the SDK's environment variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``)."""
+    base_url: str | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    """How often the loop resends a request after a retryable failure, inside the
+    deadline (default: the SDK's). With ``client=``, the client's own setting counts."""
+    stream: bool = False
+    """Stream the reply, publishing its text as ``TextDelta`` events as it arrives."""
+    request_options: Mapping[str, JSONValue] = field(default_factory=dict)
+    """Added to every request (e.g. ``{"temperature": 0}``); the keys the provider owns
+    are refused and the list or object options it extends are merged."""
+    hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] = field(default_factory=dict)
+    """Codecs by hosted-tool kind; a prompt's hosted tool of another kind fails before
+    anything is sent."""
+    _connection: _Connection = field(
+        init=False, repr=False, compare=False, default_factory=_Connection
     )
-    if client is not None:
-        return sdk, client
-    built = build_client(
-        getattr(sdk, kind.sync_client),
-        getattr(sdk, kind.error),
-        settings,
-        adapter_type=adapter_type,
-        provider=kind.provider,
-        key_variable=kind.key_variable,
-    )
-    return sdk, built
 
+    CLIENTS: ClassVar[SdkClients]
+    ADAPTER_NAME: ClassVar[str]
+    RESERVED_OPTIONS: ClassVar[Mapping[str, str]]
+    """Request options the provider sets itself, and why a caller cannot."""
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]]
 
-class SdkProvider[RequestT, ReplyT, ClientT](ABC):
-    """The provider half every SDK adapter shares; subclasses add the wire format.
-
-    Subclasses send through ``self._transport`` and read ``self._stream``.
-    """
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        model: str,
-        kind: SdkClientKind,
-        sdk: ModuleType,
-        client: ClientT,
-        endpoint: Callable[[Any], Any],
-        codecs: Mapping[str, HostedToolCodec[Any, Any]],
-        stream: bool,
-    ) -> None:
-        self._name = name
-        self._model = model
-        self._client = client
-        self._transport = SdkTransport(
-            sdk=sdk,
-            client=client,
-            is_async=isinstance(client, getattr(sdk, kind.async_client)),
-            endpoint=endpoint,
+    def __post_init__(self) -> None:
+        owner = type(self)
+        sdk = require_sdk(self.CLIENTS.module, owner=owner.__name__)
+        check_model(self.model, owner=owner)
+        check_request_options(
+            self.request_options,
+            owner=owner,
+            reserved=self.RESERVED_OPTIONS,
+            merged=self.MERGED_OPTIONS,
         )
-        self._codecs = dict(codecs)
-        self._stream = stream
+        self._check_options()
+        check_client(sdk, self.CLIENTS, self.client, owner=owner)
+        given = {
+            name: getattr(self, name) for name in _CLIENT_OPTIONS if getattr(self, name) is not None
+        }
+        if self.client is not None and given:
+            raise ConfigValidationError(
+                f"{owner.__name__} takes either client= or the options to build one "
+                f"({', '.join(_CLIENT_OPTIONS)}), not both: set {', '.join(given)} on the client",
+                config_type=owner,
+                field_name="client",
+            )
+        connection = self._connection
+        connection.sdk = sdk
+        connection.owned = self.client is None
+        connection.client = (
+            self.client
+            if self.client is not None
+            else build_client(sdk, self.CLIENTS, given, owner=owner)
+        )
+        if connection.owned:
+            self._check_built(connection.client)
+        connection.transport = SdkTransport(
+            sdk=sdk,
+            client=connection.client,
+            is_async=isinstance(connection.client, getattr(sdk, self.CLIENTS.async_client)),
+            endpoint=self._endpoint,
+        )
 
     @property
     def name(self) -> str:
-        """Adapter name used in events and errors."""
-        return self._name
+        """The adapter name in events and errors."""
+        return self.ADAPTER_NAME
 
     @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._model
+    def sdk_client(self) -> ClientT:
+        """The SDK client requests go through: ``client`` as given, or the one built."""
+        client: ClientT = self._connection.client
+        return client
 
     @property
-    def max_retries(self) -> int:
+    def retry_limit(self) -> int:
         """The client's ``max_retries``: how often the loop resends a retryable failure."""
         return self._transport.max_retries
 
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind."""
-        return self._codecs
+    def close(self) -> None:
+        """Close the client this provider built; a client passed in is left open."""
+        connection = self._connection
+        if connection.owned:
+            connection.owned = False
+            connection.client.close()
 
     @property
-    def client(self) -> ClientT:
-        """The SDK client as given (or built)."""
-        return self._client
+    def _transport(self) -> SdkTransport:
+        transport = self._connection.transport
+        assert transport is not None
+        return transport
 
-    @abstractmethod
-    def build_request(self, turn: TurnRequest) -> RequestT:
-        """The SDK call's keyword arguments for ``turn``."""
-
-    @abstractmethod
-    async def send(self, request: RequestT, attempt: Attempt, on_text: TextSink) -> ReplyT:
-        """One attempt of the SDK call (through ``self._transport``)."""
-
-    @abstractmethod
-    def read_turn(self, reply: ReplyT, request: RequestT, turn: TurnRequest) -> ModelTurn:
-        """The model's turn in ``reply``."""
-
-
-class SdkAdapter[RequestT, ReplyT, ClientT](Adapter[RequestT, ReplyT]):
-    """An :class:`Adapter` over an :class:`SdkProvider`, exposing its client and codecs."""
-
-    def __init__(
-        self,
-        provider: SdkProvider[RequestT, ReplyT, ClientT],
-        *,
-        settings: LoopSettings | None,
-        max_rounds: int | None,
-        clock: Callable[[], datetime] | None,
-        id_factory: Callable[[], str] | None,
-    ) -> None:
-        self._sdk_provider = provider
-        super().__init__(
-            provider,
-            settings=merged_settings(
-                settings, max_rounds=max_rounds, clock=clock, id_factory=id_factory
-            ),
+    async def _send(
+        self, request: Body, attempt: Attempt, on_text: TextSink, reader: StreamReaderFactory
+    ) -> Body:
+        """One SDK call; streamed through ``reader`` when the provider streams."""
+        return await self._transport.send(
+            request, attempt, on_text, reader if self.stream else None
         )
 
-    @property
-    def model(self) -> str:
-        """The model every request asks for."""
-        return self._sdk_provider.model
+    def _check_options(self) -> None:
+        """Refuse options of the subclass's own (the shared ones are checked already)."""
 
-    @property
-    def client(self) -> ClientT:
-        """The SDK client (for tracing or nested use by tools)."""
-        return self._sdk_provider.client
+    def _check_built(self, client: Any) -> None:
+        """Refuse a client the SDK built but that could not work (default: accept)."""
 
-    @property
-    def hosted_tool_codecs(self) -> Mapping[str, HostedToolCodec[Any, Any]]:
-        """Codecs by hosted-tool kind; extend by passing ``hosted_tool_codecs=``."""
-        return self._sdk_provider.hosted_tool_codecs
+    @staticmethod
+    def _endpoint(client: Any) -> Any:
+        """The SDK resource whose ``create`` sends requests (``client.responses``...)."""
+        raise NotImplementedError
+
+
+def option_choice(
+    owner: type[object], field_name: str, value: object, allowed: tuple[str, ...]
+) -> None:
+    """Refuse ``value`` for ``field_name`` unless it is one of ``allowed``."""
+    if value not in allowed:
+        raise ConfigValidationError(
+            f"{owner.__name__} {field_name} must be one of "
+            f"{', '.join(repr(choice) for choice in allowed)}, got {value!r}",
+            config_type=owner,
+            field_name=field_name,
+            value=value,
+        )

@@ -9,34 +9,27 @@ are sent back, in the order the model issued them.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import json
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from weakincentives._direct import direct_constructor
 from weakincentives.adapters._response import Halt
 from weakincentives.adapters._turns import ToolOutputMessage
 from weakincentives.errors import PromptEvaluationError
-from weakincentives.prompt import Tool
+from weakincentives.prompt import ExecutionScope, Tool
 from weakincentives.runtime import (
-    ExecutionScope,
     ToolCall,
     ToolExecution,
     ToolInvoked,
     execute_tool_call,
-    execute_tool_call_async,
+    execute_tool_calls,
     publish_tool_invoked,
     refuse_tool_call,
 )
 
-__all__ = ["RAMP_SECONDS", "CallLedger", "RoundResult", "run_tool_round"]
-
-RAMP_SECONDS = 0.001
-"""How long threaded calls may all make no progress before another worker thread joins."""
+__all__ = ["CallLedger", "RoundResult", "run_tool_round"]
 
 
 @dataclass(slots=True)
@@ -125,15 +118,11 @@ class _Round:
         self._calls = calls
         self._scope = scope
         self._tools = tools
-        self._limit = asyncio.Semaphore(max_concurrency)
         self._max_concurrency = max_concurrency
         self._results: list[ToolExecution | None] = [None] * len(calls)
         self._notes: list[list[str]] = [[] for _ in calls]
         self._first_index: dict[str, int] = {}
         self._publisher = _OrderedPublisher(scope)
-        self._finished_count = 0
-        self._arrived: deque[tuple[int, ToolExecution]] = deque()
-        self._wake_pending = False
 
     async def run(self, ledger: CallLedger) -> RoundResult:
         calls = self._calls
@@ -179,103 +168,22 @@ class _Round:
         return self._collect(halt, skipped)
 
     async def _run_batch(self, batch: list[int]) -> None:
-        """Run ``batch`` concurrently: async calls as tasks, threaded ones in drains.
-
-        Calls that would not leave the loop's thread anyway (sync handlers with
-        ``run_in_thread=False``, unknown tools) run inline, without a task each.
-        """
-        threaded: deque[int] = deque()
-        inline: list[int] = []
-        async with asyncio.TaskGroup() as group:
-            for index in batch:
-                where = self._where_it_runs(index)
-                if where == "task":
-                    group.create_task(self._run_one(index))
-                else:
-                    (threaded if where == "thread" else inline).append(index)
-            if threaded:
-                group.create_task(self._drain_all(threaded))
-            for index in inline:
-                execution = contextvars.copy_context().run(
-                    execute_tool_call, self._calls[index], self._scope, publish=False
-                )
-                self._finished(index, execution)
-
-    def _where_it_runs(self, index: int) -> Literal["task", "thread", "inline"]:
-        tool = self._tools.get(self._calls[index].name)
-        if tool is None or tool.handler is None:
-            return "inline"
-        if tool.is_async:
-            return "task"
-        return "thread" if tool.run_in_thread else "inline"
-
-    async def _drain_all(self, queue: deque[int]) -> None:
-        """Run the threaded calls in ``queue`` on as few worker threads as keep them moving.
-
-        Handing every sync call to a worker thread separately costs a thread hop per
-        call, and quick calls gain nothing from more threads (they share one GIL). So
-        one drain (a worker thread taking calls from the queue until it is empty) starts
-        at once, and another joins, up to ``max_concurrency``, whenever no call has
-        finished for :data:`RAMP_SECONDS`: the running calls block, so more threads help.
-        """
-        loop = asyncio.get_running_loop()
-        drains = [loop.create_task(self._drain(queue))]
-        try:
-            finished = self._finished_count
-            while True:
-                done, pending = await asyncio.wait(drains, timeout=RAMP_SECONDS)
-                for task in done:
-                    task.result()  # a drain's own failure (never a tool's) surfaces
-                if not pending:
-                    return
-                stalled = self._finished_count == finished
-                if stalled and queue and len(drains) < self._max_concurrency:
-                    drains.append(loop.create_task(self._drain(queue)))
-                finished = self._finished_count
-        finally:
-            queue.clear()  # on cancellation or failure the threads stop taking calls
-            for task in drains:
-                task.cancel()
-
-    async def _drain(self, queue: deque[int]) -> None:
-        loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-
-        def work() -> None:
-            while True:
-                try:
-                    index = queue.popleft()
-                except IndexError:
-                    return
-                # Each call gets its own copy of the caller's context, as a task would.
-                execution = context.copy().run(
-                    execute_tool_call, self._calls[index], self._scope, publish=False
-                )
-                self._arrived.append((index, execution))
-                if not self._wake_pending:  # one wake-up carries every result since
-                    self._wake_pending = True
-                    loop.call_soon_threadsafe(self._take_arrived)
-
-        async with self._limit:
-            await loop.run_in_executor(self._scope.executor, work)
-
-    def _take_arrived(self) -> None:
-        self._wake_pending = False
-        while self._arrived:
-            self._finished(*self._arrived.popleft())
+        """Run ``batch`` concurrently; each result is kept and published as it lands."""
+        await execute_tool_calls(
+            [self._calls[index] for index in batch],
+            self._scope,
+            tools=self._tools,
+            max_concurrency=self._max_concurrency,
+            on_done=lambda position, execution: self._finished(batch[position], execution),
+        )
 
     def _finished(self, index: int, execution: ToolExecution) -> None:
         self._results[index] = execution
-        self._finished_count += 1
         self._publisher.done(index, execution.event)
 
     async def _run_one(self, index: int) -> ToolExecution:
-        async with self._limit:
-            execution = await execute_tool_call_async(
-                self._calls[index], self._scope, publish=False
-            )
-        self._results[index] = execution
-        self._publisher.done(index, execution.event)
+        execution = await execute_tool_call(self._calls[index], self._scope, publish=False)
+        self._finished(index, execution)
         return execution
 
     def _barrier_after(self, start: int) -> int:

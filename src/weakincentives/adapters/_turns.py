@@ -1,8 +1,15 @@
-"""The provider-agnostic turn model: what the loop asks a model and what comes back.
+"""The provider-neutral turn model: what the loop asks a model and what comes back.
 
 Each provider translates a :class:`TurnRequest` into its wire format and the reply into
 a :class:`ModelTurn` (see ``_provider.Provider``). Everything else (executing tools,
 feeding results back, halting, parsing output, retries, events) lives once, in the loop.
+
+A conversation is neutral: a turn's text, tool calls and refusal are always enough to
+send it again to any provider. ``raw_items`` add what only the provider that wrote them
+can replay (item ids, reasoning, hosted-tool results); a provider replays them only when
+``raw_format`` is its own, and otherwise rebuilds the turn from the neutral fields, or
+refuses with ``HistoryTranslationError`` when ``untranslatable`` names items that would
+be lost.
 """
 
 from __future__ import annotations
@@ -41,6 +48,12 @@ class ModelTurn:
     """Function calls the model asked for, in order."""
     raw_items: tuple[RawItem, ...] = ()
     """Provider-native output items, replayed on the next round and read by hosted-tool codecs."""
+    raw_format: str | None = None
+    """The wire format ``raw_items`` are in (``openai-responses``, ``openai-chat``,
+    ``anthropic-messages``, ``offline``); only a provider of that format replays them."""
+    untranslatable: tuple[str, ...] = ()
+    """Types of raw items with no neutral form (hosted-tool calls and results): another
+    provider cannot carry this turn on without losing them, so it refuses."""
     usage: TokenUsage = field(default_factory=TokenUsage)
     response_id: str | None = None
     refusal: str | None = None

@@ -40,6 +40,7 @@ from weakincentives.discovery._executor import (
     CallOutcome,
     ToolExecutor,
     ToolFunction,
+    blocking_executor,
 )
 from weakincentives.discovery._fusion import FusedIndex, FusedRanker
 from weakincentives.discovery._index_file import (
@@ -123,6 +124,7 @@ __all__ = [
     "ToolPointer",
     "TreePath",
     "audit_chain",
+    "blocking_executor",
     "load_catalog_index",
     "load_index",
     "save_index",

@@ -25,7 +25,7 @@ from weakincentives.prompt import (
     ToolContext,
     ToolResult,
 )
-from weakincentives.runtime import ExecutionScope, ToolCall, execute_tool_call
+from weakincentives.runtime import ToolCall, execute_tool_call
 from weakincentives.serde import JSONValue, dump
 
 __all__ = [
@@ -145,13 +145,18 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
         return self._discovery
 
     def _bound(self, context: ToolContext) -> ToolDiscovery:
+        scope = context.scope
         return self._discovery.bind(
-            events=context.event_bus.publish,
+            events=scope.event_bus.publish,
             executor=_ContextExecutor(context=context, fallback=self._discovery.executor),
+            clock=scope.clock,
+            new_id=scope.new_id,
         )
 
     def _build_tools(self) -> list[Tool[Any, Any]]:
-        def list_catalogue(params: ListParams, *, context: ToolContext) -> ToolResult[object]:
+        # Async handlers: the operations are quick and pure, and call_tool awaits the
+        # tool it runs, so nothing here needs a worker thread.
+        async def list_catalogue(params: ListParams, *, context: ToolContext) -> ToolResult[object]:
             return _answer(
                 lambda: self._bound(context).list(
                     path=tuple(params.path),
@@ -163,7 +168,9 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
                 _listed,
             )
 
-        def search_tools(params: SearchToolsParams, *, context: ToolContext) -> ToolResult[object]:
+        async def search_tools(
+            params: SearchToolsParams, *, context: ToolContext
+        ) -> ToolResult[object]:
             return _answer(
                 lambda: self._bound(context).search_tool_by_category(
                     params.query, tuple(params.category_path), params.limit, params.cursor
@@ -171,21 +178,27 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
                 lambda found: f"{_count(len(found.results), 'matching tool')}.",
             )
 
-        def search_nodes(params: SearchNodesParams, *, context: ToolContext) -> ToolResult[object]:
+        async def search_nodes(
+            params: SearchNodesParams, *, context: ToolContext
+        ) -> ToolResult[object]:
             return _answer(
                 lambda: self._bound(context).search_nodes(params.query, params.limit),
                 lambda found: f"{_count(len(found.results), 'matching category')}.",
             )
 
-        def expand_tool(params: ExpandToolParams, *, context: ToolContext) -> ToolResult[object]:
+        async def expand_tool(
+            params: ExpandToolParams, *, context: ToolContext
+        ) -> ToolResult[object]:
             return _answer(
                 lambda: self._bound(context).expand_tool(params.tool_id),
                 lambda tool: f"Schema of {tool.tool_id}; call it with call_tool.",
             )
 
-        def call_tool(params: CallToolParams, *, context: ToolContext) -> ToolResult[object]:
+        async def call_tool(params: CallToolParams, *, context: ToolContext) -> ToolResult[object]:
             try:
-                response = self._bound(context).call_tool(params.tool_id, params.arguments)
+                response = await self._bound(context).call_tool_async(
+                    params.tool_id, params.arguments
+                )
             except DiscoveryError as error:
                 return _failure(error)
             return ToolResult(message=response.message, value=response, success=response.success)
@@ -245,39 +258,34 @@ def _failure(error: DiscoveryError) -> ToolResult[object]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _ContextExecutor:
-    """Runs catalogue entries that wrap weakincentives tools inside the current evaluation."""
+    """Runs catalogue entries that wrap weakincentives tools inside the current evaluation.
+
+    A nested call runs under its handler's scope, whole: the evaluation's bus, session,
+    render, accumulator, clock, id source, executor and extras. Its id is
+    ``<outer call id>/<an id from the id source>``, so observers see where it ran; its
+    parent is the call that ran it.
+    """
 
     context: ToolContext
     fallback: ToolExecutor | None
 
-    def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
+    async def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
         handle = tool.handle
         if not isinstance(handle, Tool):
             if self.fallback is None:
                 return CallOutcome(
                     success=False, message=f"no implementation is available for {tool.tool_id!r}"
                 )
-            return self.fallback.execute(tool, arguments)
-        context = self.context
-        invocation = context.invocation
-        scope = ExecutionScope(
-            prompt=context.prompt,
-            session=context.session,
-            bus=context.event_bus,
-            rendered=context.rendered_prompt,
-            adapter=context.adapter,
-            adapter_name=invocation.adapter_name or "direct",
-            evaluation_id=invocation.evaluation_id,
-            request=context.request,
-            accumulator=context.response_accumulator,
-        )
+            return await self.fallback.execute(tool, arguments)
+        scope = self.context.scope
+        outer = self.context.invocation.invocation_id
         call = ToolCall(
-            call_id=f"{context.invocation.invocation_id}/{handle.name}",
+            call_id=f"{outer}/{scope.new_id()}",
             name=handle.name,
             arguments=dict(arguments),
-            parent_message_id=context.invocation.parent_message_id,
+            parent_message_id=outer,
         )
-        execution = execute_tool_call(call, scope, tools=(handle,))
+        execution = await execute_tool_call(call, scope, tools=(handle,))
         result = execution.result
         value = None if result.value is None else dump(result.value, exclude_none=True)
         return CallOutcome(success=result.success, message=result.message, value=value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import inspect
 import secrets
 import threading
 import uuid
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
+from weakincentives._portal import run_sync
 from weakincentives.discovery._access import AccessPolicy
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
@@ -112,7 +114,7 @@ class ToolDiscovery:
         self._index = index if index is not None else (ranker or BM25Ranker()).index(catalog)
         self._view = CatalogView(catalog, access)
         self._recovery = Recovery(self._view, self._index)
-        self._executor = executor
+        self._executor = _checked_executor(executor)
         self._events = events
         self._clock = clock or (lambda: datetime.now(UTC))
         self._new_id = new_id or (lambda: uuid.uuid4().hex)
@@ -124,17 +126,26 @@ class ToolDiscovery:
         self._diversify = diversify
 
     def bind(
-        self, *, events: EventSink | None = None, executor: ToolExecutor | None = None
+        self,
+        *,
+        events: EventSink | None = None,
+        executor: ToolExecutor | None = None,
+        clock: Callable[[], datetime] | None = None,
+        new_id: Callable[[], str] | None = None,
     ) -> ToolDiscovery:
-        """A view that publishes to ``events`` and runs tools with ``executor``.
+        """A view with its own event sink, executor, clock and id source.
 
-        The view shares everything else with this service (catalogue, index, access
-        policy, cursor secret and the audit links between steps), so a prompt can
-        route one evaluation's events to its bus without losing the chain.
+        Each of ``events``, ``executor``, ``clock`` and ``new_id`` replaces this
+        service's when given. The view shares everything else with this service
+        (catalogue, index, access policy, cursor secret and the audit links between
+        steps), so a prompt can route one evaluation's events to its bus, on its
+        clock, without losing the chain.
         """
         view = copy.copy(self)
         view._events = events if events is not None else self._events
-        view._executor = executor if executor is not None else self._executor
+        view._executor = _checked_executor(executor) if executor is not None else self._executor
+        view._clock = clock if clock is not None else self._clock
+        view._new_id = new_id if new_id is not None else self._new_id
         return view
 
     @property
@@ -345,7 +356,17 @@ class ToolDiscovery:
         )
 
     def call_tool(self, tool_id: str, arguments: Mapping[str, JSONValue]) -> CallResponse:
-        """Validate ``arguments`` against the tool's schema, then run it through the executor.
+        """Run ``tool_id`` and wait for the response; see :meth:`call_tool_async`.
+
+        The sync facade: the call runs on the library's background loop (as
+        ``adapter.evaluate`` does), so it works from scripts and worker threads.
+        """
+        return run_sync(self.call_tool_async(tool_id, arguments))
+
+    async def call_tool_async(
+        self, tool_id: str, arguments: Mapping[str, JSONValue]
+    ) -> CallResponse:
+        """Validate ``arguments`` against the tool's schema, then await the executor.
 
         Nothing runs unless the tool is visible and callable, an executor is
         configured and every argument is valid. An executor that raises
@@ -369,7 +390,7 @@ class ToolDiscovery:
             raise self._failed(step, "call_tool", error) from None
         error_type: str | None = None
         try:
-            outcome = executor.execute(tool, arguments)
+            outcome = await executor.execute(tool, arguments)
         except Exception as exc:  # the executor's failure is the tool's failure, not ours
             error_type = type(exc).__name__
             outcome = CallOutcome(success=False, message=f"{tool_id} failed: {error_type}: {exc}")
@@ -541,6 +562,23 @@ class ToolDiscovery:
     def _publish(self, event: object) -> None:
         if self._events is not None:
             self._events(event)
+
+
+def _checked_executor(executor: ToolExecutor | None) -> ToolExecutor | None:
+    """``executor``, if its ``execute`` is a coroutine function; a blocking one is refused.
+
+    A plain ``execute`` would otherwise fail every call at run time with a confusing
+    message (its outcome cannot be awaited); the fix is one wrapper, so say it now.
+    """
+    if executor is None or inspect.iscoroutinefunction(getattr(executor, "execute", None)):
+        return executor
+    raise ConfigValidationError(
+        f"{type(executor).__name__}.execute must be a coroutine function (async def); "
+        "wrap an executor that blocks with blocking_executor(executor)",
+        config_type=ToolDiscovery,
+        field_name="executor",
+        value=executor,
+    )
 
 
 def _rounded(confidence: float) -> float:

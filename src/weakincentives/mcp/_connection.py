@@ -4,15 +4,14 @@ The SDK's sessions and transports are async context managers built on task group
 which must be entered and left by the same task. A connection therefore runs its
 whole lifetime inside one owner task (enter the transport, enter the session,
 ``initialize``, wait to be closed, leave), and every request is sent from whichever
-task asks. Requests from another event loop or from a plain thread are handed to the
-connection's own loop, so a catalogue opened once can serve an async service and a
-synchronous script alike.
+task asks. Requests from another event loop are handed to the connection's own loop, so a
+catalogue opened once can serve an async service and a synchronous script (through
+the library's background loop) alike.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import os
 import sys
@@ -148,46 +147,8 @@ class MCPConnection:
         A tool-level failure is a result with ``is_error``; transport and protocol
         problems raise an :class:`MCPError`.
         """
-        return await self._at_home(self._call(name, dict(arguments), timeout))
-
-    def call_tool_blocking(
-        self, name: str, arguments: Mapping[str, JSONValue], *, timeout: float | None = None
-    ) -> types.CallToolResult:
-        """:meth:`call_tool` for code that is not running on the connection's loop.
-
-        Raises :class:`MCPConnectionError` when called from the loop's own thread,
-        where waiting would deadlock: await :meth:`call_tool` there instead.
-        """
-        if _running_loop() is self._loop:
-            raise MCPConnectionError(
-                "a blocking call was made from the connection's own event loop, where it "
-                "would wait forever; await call_tool there, or call from a worker thread",
-                server=self.name,
-                operation="call_tool",
-            )
-        self._check_loop("call_tool")
         limit = self._call_timeout if timeout is None else timeout
-        future = asyncio.run_coroutine_threadsafe(
-            self._call(name, dict(arguments), timeout), self._loop
-        )
-        try:
-            # The call bounds itself; the extra second only guards against a loop that
-            # stops running while we wait, which would otherwise never settle the future.
-            return future.result(timeout=limit + 1.0)
-        except concurrent.futures.TimeoutError as exc:
-            future.cancel()
-            raise MCPTimeoutError(
-                f"no answer within {limit:g} s (the connection's event loop did not respond)",
-                server=self.name,
-                operation="call_tool",
-                timeout=limit,
-            ) from exc
-        except concurrent.futures.CancelledError as exc:
-            raise MCPConnectionError(
-                "the call was cancelled because the connection closed",
-                server=self.name,
-                operation="call_tool",
-            ) from exc
+        return await self._at_home(self._call(name, dict(arguments), timeout), guard=limit + 1.0)
 
     async def aclose(self) -> None:
         """Close the session and stop (or disconnect from) the server; safe to repeat."""
@@ -287,7 +248,14 @@ class MCPConnection:
         except Exception as exc:
             raise mapped(exc, self.name, "call_tool", limit) from exc
 
-    async def _at_home[T](self, coroutine: Coroutine[Any, Any, T]) -> T:
+    async def _at_home[T](
+        self, coroutine: Coroutine[Any, Any, T], *, guard: float | None = None
+    ) -> T:
+        """Await ``coroutine`` on the connection's loop, hopping there from any other.
+
+        ``guard`` bounds the hop: the work bounds itself, but the connection's loop could
+        stop while the caller waits, and then nothing would ever settle the hop.
+        """
         if _running_loop() is self._loop:
             return await coroutine
         try:
@@ -295,7 +263,18 @@ class MCPConnection:
         except MCPConnectionError:
             coroutine.close()
             raise
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
+        hop = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            async with asyncio.timeout(guard):
+                return await asyncio.wrap_future(hop)
+        except TimeoutError as exc:
+            assert guard is not None  # without a guard the hop never times out
+            raise MCPTimeoutError(
+                f"no answer within {guard:g} s (the connection's event loop did not respond)",
+                server=self.name,
+                operation="call_tool",
+                timeout=guard,
+            ) from exc
 
     def _check_loop(self, operation: MCPOperation) -> None:
         if self._loop.is_closed() or not self._loop.is_running():

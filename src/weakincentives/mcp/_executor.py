@@ -1,17 +1,14 @@
 """Run catalogue entries on their MCP servers, behind discovery's ``ToolExecutor`` seam.
 
-Discovery's executor seam is synchronous, while an MCP call is a request on an async
-session. The executor therefore hands the call to the connection's own event loop
-and waits for it; it must be called from a thread other than that loop's (the
-discovery section's tools run on worker threads, and the MCP server here calls
-discovery from one). :meth:`MCPExecutor.execute_async` is the same call for async
-callers.
+The seam is async, like an MCP request: :meth:`MCPExecutor.execute` awaits the call
+on the caller's loop, and the connection hops to its own loop when that is another
+one (one path, with a hop where needed). Scripts reach it through discovery's sync
+``call_tool``, which runs the same coroutine on the library's background loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -43,36 +40,13 @@ class MCPExecutor:
     toolbox: MCPToolbox
     fallback: ToolExecutor | None = None
 
-    def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
-        """Run ``tool`` on its server and wait for the result (not from the server's loop)."""
+    async def execute(self, tool: CatalogTool, arguments: Mapping[str, JSONValue]) -> CallOutcome:
+        """Run ``tool`` on its server; an entry of another kind goes to ``fallback``."""
         target = self._target(tool)
         if isinstance(target, CallOutcome):
-            return target if self.fallback is None else self.fallback.execute(tool, arguments)
+            return target if self.fallback is None else await self.fallback.execute(tool, arguments)
         connection, handle = target
         if connection.closed:  # an earlier reconnection failed: try again before calling
-            reopened = self._reopened(handle, self._reopen_blocking(handle, connection))
-            if isinstance(reopened, str):
-                return _not_connected(tool, handle, reopened)
-            connection = reopened
-        try:
-            result = connection.call_tool_blocking(handle.tool_name, arguments)
-        except MCPConnectionError as error:
-            # The call is not repeated: the server may have acted on it before it went away.
-            problem = self._reopen_blocking(handle, connection)
-            return _lost(tool, error, problem)
-        except MCPError as error:
-            return _failed(tool, error)
-        return outcome_of(result, tool_name=tool.tool_id)
-
-    async def execute_async(
-        self, tool: CatalogTool, arguments: Mapping[str, JSONValue]
-    ) -> CallOutcome:
-        """Run ``tool`` on its server from async code."""
-        target = self._target(tool)
-        if isinstance(target, CallOutcome):
-            return target if self.fallback is None else self.fallback.execute(tool, arguments)
-        connection, handle = target
-        if connection.closed:
             reopened = self._reopened(handle, await self._reopen(handle, connection))
             if isinstance(reopened, str):
                 return _not_connected(tool, handle, reopened)
@@ -80,41 +54,29 @@ class MCPExecutor:
         try:
             result: types.CallToolResult = await connection.call_tool(handle.tool_name, arguments)
         except MCPConnectionError as error:
+            # The call is not repeated: the server may have acted on it before it went away.
             return _lost(tool, error, await self._reopen(handle, connection))
         except MCPError as error:
             return _failed(tool, error)
         return outcome_of(result, tool_name=tool.tool_id)
 
-    def _reopen_blocking(self, handle: MCPToolHandle, connection: MCPConnection) -> str | None:
-        """Open ``connection`` again from a worker thread; None on success, else why not."""
-        if not self._may_reconnect(connection) or _running_loop() is connection.loop:
-            return _NOT_TRIED
-        future = asyncio.run_coroutine_threadsafe(
-            self.toolbox._replace(handle.server, connection), connection.loop
-        )
-        try:
-            future.result(timeout=self.toolbox.reconnect_timeout)
-        except MCPError as error:
-            return str(error)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            return "it did not complete in time"
-        return None
-
     async def _reopen(self, handle: MCPToolHandle, connection: MCPConnection) -> str | None:
-        """Open ``connection`` again from async code; None on success, else why not."""
+        """Open ``connection`` again, on its own loop; None on success, else why not."""
         if not self._may_reconnect(connection):
             return _NOT_TRIED
         replacing = self.toolbox._replace(handle.server, connection)
         try:
             if _running_loop() is connection.loop:
                 await replacing
-            else:
-                await asyncio.wrap_future(
-                    asyncio.run_coroutine_threadsafe(replacing, connection.loop)
-                )
+                return None
+            hop = asyncio.run_coroutine_threadsafe(replacing, connection.loop)
+            # Bounded: the other loop could stop before it settles the hop.
+            async with asyncio.timeout(self.toolbox.reconnect_timeout):
+                await asyncio.wrap_future(hop)
         except MCPError as error:
             return str(error)
+        except TimeoutError:
+            return "it did not complete in time"
         return None
 
     def _reopened(self, handle: MCPToolHandle, problem: str | None) -> MCPConnection | str:

@@ -70,7 +70,7 @@ def _tool(
         if problems:
             listed = "; ".join(f"{problem.path}: {problem.message}" for problem in problems)
             return ToolResult(message=f"invalid arguments for {name}: {listed}", success=False)
-        outcome = await toolbox.executor.execute_async(entry, arguments)
+        outcome = await toolbox.executor.execute(entry, arguments)
         return ToolResult(message=outcome.message, value=outcome.value, success=outcome.success)
 
     return Tool(

@@ -13,13 +13,11 @@ next action; a tool that failed comes back with its message.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import Server
 
@@ -49,6 +47,8 @@ class _Operation:
     description: str
     params: type[Any]
     run: Callable[[ToolDiscovery, Any], object]
+    """A quick, pure operation, run on the server's loop; or, for ``call_tool``,
+    a function returning the awaitable call."""
     read_only: bool = True
 
 
@@ -91,7 +91,7 @@ _OPERATIONS = (
         title="Call a tool",
         description="Run an expanded catalogue tool with arguments matching its args_schema.",
         params=CallToolParams,
-        run=lambda service, p: service.call_tool(p.tool_id, p.arguments),
+        run=lambda service, p: service.call_tool_async(p.tool_id, p.arguments),
         read_only=False,
     ),
 )
@@ -144,9 +144,9 @@ async def answer(
     except ParseError as exc:
         return _error(f"invalid arguments for {tool}: {exc}", None)
     try:
-        # Discovery is synchronous and its executor may wait on this very loop (an MCP
-        # upstream's connection), so the operation runs on a worker thread.
-        response = await anyio.to_thread.run_sync(functools.partial(operation.run, service, params))
+        response = operation.run(service, params)
+        if isinstance(response, Awaitable):  # call_tool awaits the tool on this loop
+            response = await response
     except DiscoveryError as error:
         return _error(_failure_text(error), dump(error.to_failure(), exclude_none=True))
     payload = dump(response, exclude_none=True)

@@ -108,14 +108,19 @@ class MCPToolbox:
             reconnect=reconnect,
             errlog=errlog,
         )
+        await toolbox._connect(servers)
+        return toolbox
+
+    async def _connect(self, servers: Iterable[ServerSpec]) -> None:
+        """Open every server at once, list their tools and build; on failure close them all."""
         opened = await asyncio.gather(
             *(
                 MCPConnection.open(
                     spec,
-                    connect_timeout=connect_timeout,
-                    call_timeout=call_timeout,
-                    on_tools_changed=toolbox._tools_changed,
-                    errlog=errlog,
+                    connect_timeout=self._connect_timeout,
+                    call_timeout=self._call_timeout,
+                    on_tools_changed=self._tools_changed,
+                    errlog=self._errlog,
                 )
                 for spec in servers
             ),
@@ -123,22 +128,21 @@ class MCPToolbox:
         )
         connections = [item for item in opened if isinstance(item, MCPConnection)]
         for connection in connections:
-            toolbox._connections[_free_key(connection.name, toolbox._connections)] = connection
+            self._connections[_free_key(connection.name, self._connections)] = connection
         try:
             _raise_first(opened)
             listed = await asyncio.gather(
-                *(connection.list_tools() for connection in toolbox._connections.values()),
+                *(connection.list_tools() for connection in self._connections.values()),
                 return_exceptions=True,
             )
             _raise_first(listed)
-            for key, tools_listed in zip(toolbox._connections, listed, strict=True):
+            for key, tools_listed in zip(self._connections, listed, strict=True):
                 assert isinstance(tools_listed, tuple)
-                toolbox._listings[key] = tools_listed
-            toolbox._rebuild()
+                self._listings[key] = tools_listed
+            self._rebuild()
         except BaseException:
-            await toolbox.aclose()
+            await self.aclose()
             raise
-        return toolbox
 
     @classmethod
     def open(

@@ -15,8 +15,8 @@ from weakincentives.prompt._markdown import MarkdownSection
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
     OPEN_SECTIONS_INLINE,
-    DisclosureMode,
     OpenedSections,
+    OpenSectionsMode,
     OpenSectionsParams,
     OpenSectionsResult,
 )
@@ -27,6 +27,7 @@ from weakincentives.prompt._section import EmptyParams, Section
 from weakincentives.prompt._template import PromptTemplate
 from weakincentives.prompt._tool import Tool, ToolHandler, ToolSpec, tool
 from weakincentives.prompt._tool_context import (
+    ExecutionScope,
     ProviderRequest,
     ResponseAccumulator,
     ToolContext,
@@ -45,15 +46,16 @@ from weakincentives.prompt._visibility import (
 __all__ = [
     "OPEN_SECTIONS",
     "OPEN_SECTIONS_INLINE",
-    "DisclosureMode",
     "EmptyParams",
     "EvaluatingAdapter",
     "EvaluationOutcome",
     "EventPublisher",
+    "ExecutionScope",
     "HostedTool",
     "HostedToolConfig",
     "HostedToolOutput",
     "MarkdownSection",
+    "OpenSectionsMode",
     "OpenSectionsParams",
     "OpenSectionsResult",
     "OpenedSections",

@@ -9,6 +9,7 @@ nested evaluation without a cast.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Protocol
 from uuid import UUID
@@ -115,6 +116,7 @@ class EvaluatingAdapter(Protocol):
         session: SessionProtocol | None = None,
         visibility_overrides: VisibilityOverrides | None = None,
         deadline: datetime | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> EvaluationOutcome[OutputT]:
         """Evaluate synchronously (from a sync handler)."""
         ...
@@ -127,6 +129,7 @@ class EvaluatingAdapter(Protocol):
         session: SessionProtocol | None = None,
         visibility_overrides: VisibilityOverrides | None = None,
         deadline: datetime | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> EvaluationOutcome[OutputT]:
         """Evaluate on the running event loop (from an async handler)."""
         ...

@@ -1,11 +1,13 @@
 """The built-in ``open_sections`` tool: progressive disclosure of summarized sections.
 
 A prompt injects it (after every user tool) whenever at least one rendered section is
-summarized. Two variants exist, chosen per template with ``disclosure=``:
+summarized. Two variants exist, chosen per template with ``open_sections=``:
 
 - ``"halt"`` (default): the tool is terminal. It validates the request and returns an
-  :class:`OpenSectionsResult`; the loop stops the turn and the caller re-renders with
-  the requested overrides (see ``evaluate_with_disclosure``).
+  :class:`OpenSectionsResult`; the turn ends, and the adapter re-renders with the
+  requested sections open and carries on (``LoopSettings.disclosure``, or
+  ``evaluate(disclosure=...)``), or hands the halt to the caller under the ``manual``
+  policy.
 - ``"inline"``: the tool returns the sections' full markdown as its result, in the
   same turn; nothing is re-rendered and the evaluation goes on.
 """
@@ -36,14 +38,14 @@ if TYPE_CHECKING:
 __all__ = [
     "OPEN_SECTIONS",
     "OPEN_SECTIONS_INLINE",
-    "DisclosureMode",
+    "OpenSectionsMode",
     "OpenSectionsParams",
     "OpenSectionsResult",
     "OpenedSections",
     "open_sections_tool",
 ]
 
-type DisclosureMode = Literal["halt", "inline"]
+type OpenSectionsMode = Literal["halt", "inline"]
 """How ``open_sections`` delivers content: end the turn for a re-render, or inline."""
 
 _MAX_REASON = 256
@@ -257,7 +259,7 @@ OPEN_SECTIONS_INLINE: Tool[OpenSectionsParams, OpenedSections] = Tool(
 
 
 def open_sections_tool(
-    mode: DisclosureMode,
+    mode: OpenSectionsMode,
 ) -> Tool[OpenSectionsParams, OpenSectionsResult] | Tool[OpenSectionsParams, OpenedSections]:
     """The built-in tool for ``mode``."""
     return OPEN_SECTIONS if mode == "halt" else OPEN_SECTIONS_INLINE

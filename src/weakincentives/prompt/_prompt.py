@@ -7,7 +7,7 @@ from typing import Any, Generic, overload
 
 from weakincentives.errors import PromptValidationError
 from weakincentives.prompt._generic import SubscriptAlias, subscript_args
-from weakincentives.prompt._open_sections import DisclosureMode
+from weakincentives.prompt._open_sections import OpenSectionsMode
 from weakincentives.prompt._output import StructuredOutput
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._section import Section
@@ -45,7 +45,7 @@ class Prompt(Generic[OutputT]):
         key: str,
         sections: Sequence[Section[Any]],
         name: str | None = None,
-        disclosure: DisclosureMode = "halt",
+        open_sections: OpenSectionsMode = "halt",
     ) -> None: ...
     def __init__(
         self,
@@ -55,7 +55,7 @@ class Prompt(Generic[OutputT]):
         key: str | None = None,
         sections: Sequence[Section[Any]] | None = None,
         name: str | None = None,
-        disclosure: DisclosureMode = "halt",
+        open_sections: OpenSectionsMode = "halt",
     ) -> None:
         if template is None:
             if ns is None or key is None or sections is None:
@@ -63,7 +63,7 @@ class Prompt(Generic[OutputT]):
                     "Prompt needs a PromptTemplate, or ns=, key= and sections= to build one"
                 )
             template = PromptTemplate(
-                ns=ns, key=key, sections=sections, name=name, disclosure=disclosure
+                ns=ns, key=key, sections=sections, name=name, open_sections=open_sections
             )
         elif not isinstance(template, PromptTemplate):
             raise PromptValidationError(

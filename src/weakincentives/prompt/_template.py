@@ -14,7 +14,7 @@ from weakincentives.prompt._compiled import RenderCache
 from weakincentives.prompt._generic import SubscriptAlias, subscript_args
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
-    DisclosureMode,
+    OpenSectionsMode,
     open_sections_tool,
 )
 from weakincentives.prompt._output import StructuredOutput, structured_output_of
@@ -55,12 +55,14 @@ class PromptTemplate(Generic[OutputT]):
         key: str,
         sections: Sequence[Section[Any]],
         name: str | None = None,
-        disclosure: DisclosureMode = "halt",
+        open_sections: OpenSectionsMode = "halt",
     ) -> None:
         problems = _check_identity(ns, key, name)
-        if disclosure not in ("halt", "inline"):
+        if open_sections not in ("halt", "inline"):
             problems.append(
-                PromptValidationError(f"disclosure must be 'halt' or 'inline', got {disclosure!r}")
+                PromptValidationError(
+                    f"open_sections must be 'halt' or 'inline', got {open_sections!r}"
+                )
             )
         resolved_name = key if name is None else name
         plan = compile_tree(tuple(sections), problems)
@@ -85,8 +87,8 @@ class PromptTemplate(Generic[OutputT]):
             OPEN_SECTIONS.name: OPEN_SECTIONS.spec.param_descriptions,
         }
         self._output = output
-        self._disclosure: DisclosureMode = disclosure
-        self._open_sections = open_sections_tool(disclosure)
+        self._open_sections_mode: OpenSectionsMode = open_sections
+        self._open_sections = open_sections_tool(open_sections)
         self._renders = RenderCache(
             plan.nodes, resolved_name, self._open_sections, self._descriptions_with_open_sections
         )
@@ -112,9 +114,9 @@ class PromptTemplate(Generic[OutputT]):
         return self._sections
 
     @property
-    def disclosure(self) -> DisclosureMode:
+    def open_sections(self) -> OpenSectionsMode:
         """How summarized sections open: ``halt`` (re-render) or ``inline`` (tool result)."""
-        return self._disclosure
+        return self._open_sections_mode
 
     @property
     def params_types(self) -> tuple[type[Any], ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from weakincentives._exports import publish
+from weakincentives.runtime._batch import execute_tool_calls
 from weakincentives.runtime._bus import (
     EventBus,
     EventDeliveryError,
@@ -24,11 +25,7 @@ from weakincentives.runtime._events import (
     ToolTelemetry,
 )
 from weakincentives.runtime._execution import (
-    ExecutionScope,
-    ToolCall,
-    ToolExecution,
     execute_tool_call,
-    execute_tool_call_async,
     publish_tool_invoked,
     refuse_tool_call,
 )
@@ -36,6 +33,7 @@ from weakincentives.runtime._reducers import Reducer, append, replace_latest, up
 from weakincentives.runtime._retention import DEFAULT_SLICE_LIMIT, Retention
 from weakincentives.runtime._session import Session, SessionProtocol
 from weakincentives.runtime._snapshot import SessionSnapshot
+from weakincentives.runtime._steps import ToolCall, ToolExecution
 from weakincentives.runtime._storage import SessionStorage, SessionStorageError
 
 __all__ = [
@@ -43,7 +41,6 @@ __all__ = [
     "Cost",
     "EventBus",
     "EventDeliveryError",
-    "ExecutionScope",
     "FailurePhase",
     "HandlerFailure",
     "InProcessEventBus",
@@ -71,7 +68,7 @@ __all__ = [
     "ToolTelemetry",
     "append",
     "execute_tool_call",
-    "execute_tool_call_async",
+    "execute_tool_calls",
     "publish_tool_invoked",
     "refuse_tool_call",
     "replace_latest",

@@ -137,7 +137,8 @@ class PromptExecuted:
     """The model's final text (may be empty when it answered with structured output)."""
     output: object
     """The parsed structured output, or None for text-only prompts and halted turns."""
-    tool_calls: int
+    tool_call_count: int
+    """How many tool calls ran (the response's ``tool_executions``)."""
     rounds: int
     halted: bool
     """True when a terminal tool ended the evaluation before a final answer."""

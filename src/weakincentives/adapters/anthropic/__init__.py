@@ -1,12 +1,12 @@
-"""The Anthropic Messages API adapter (extra: ``weakincentives[anthropic]``).
+"""Anthropic's Messages API as a provider (extra: ``weakincentives[anthropic]``).
 
-Importing this package does not need the SDK; creating an :class:`AnthropicAdapter` does.
+``AnthropicAdapter(...)`` builds ``Adapter(AnthropicMessages(...))``. Importing this
+package does not need the SDK; creating a provider does.
 """
 
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.adapters.anthropic._adapter import AnthropicAdapter, AnthropicMessagesProvider
 from weakincentives.adapters.anthropic._codec_code_execution import (
     AnthropicCodeExecutionCodec,
     CodeExecutionToolType,
@@ -16,6 +16,7 @@ from weakincentives.adapters.anthropic._codec_web_search import (
     WebSearchToolType,
 )
 from weakincentives.adapters.anthropic._codecs import default_anthropic_codecs
+from weakincentives.adapters.anthropic._messages import AnthropicAdapter, AnthropicMessages
 from weakincentives.adapters.anthropic._schema import anthropic_schema
 from weakincentives.adapters.anthropic._wire import (
     DEFAULT_MAX_TOKENS,
@@ -30,7 +31,7 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "AnthropicAdapter",
     "AnthropicCodeExecutionCodec",
-    "AnthropicMessagesProvider",
+    "AnthropicMessages",
     "AnthropicWebSearchCodec",
     "CodeExecutionToolType",
     "MessagesWireOptions",

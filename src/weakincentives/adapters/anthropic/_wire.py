@@ -8,11 +8,14 @@ provider's ``send`` continued it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from weakincentives.adapters._history import call_input, replays_raw_items, spoken_text
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -33,6 +36,7 @@ from weakincentives.serde import JSONValue
 from weakincentives.tools.web_search import WEB_SEARCH_KIND
 
 __all__ = [
+    "ANTHROPIC_FORMAT",
     "DEFAULT_MAX_TOKENS",
     "MessagesWireOptions",
     "OutputFormatMode",
@@ -50,6 +54,16 @@ DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` is required by the API; sent when neither the loop nor the options set it."""
 
 _FINISHED = frozenset({"end_turn", "tool_use", "stop_sequence", None})
+
+ANTHROPIC_FORMAT = "anthropic-messages"
+"""The ``raw_format`` of turns read from Messages API replies."""
+
+# Content blocks another provider may leave out: the neutral fields carry their content
+# (text, tool calls) or they are the model's private notes (thinking).
+_NEUTRAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
+
+_TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+_UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +102,7 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
         body["max_tokens"] = cap if cap is not None else DEFAULT_MAX_TOKENS
     hosted = request.rendered.hosted_tools
     container, uploads = code_execution_request(hosted)
-    body["messages"] = _messages(request.history, uploads)
+    body["messages"] = _messages(request.history, uploads, request.prompt_name)
     tools: list[JSONValue] = [messages_tool(tool) for tool in request.rendered.tools]
     tools.extend(dict(spec) for spec in request.hosted_tools)
     extra = options.get("tools")
@@ -117,7 +131,7 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
 def _last_container(history: Sequence[ConversationItem]) -> str | None:
     """The container an earlier turn ran code in, so later turns see the same files."""
     for entry in reversed(history):
-        if isinstance(entry, AssistantMessage):
+        if isinstance(entry, AssistantMessage) and entry.turn.raw_format == ANTHROPIC_FORMAT:
             for item in reversed(entry.turn.raw_items):
                 found = container_id(item)
                 if found is not None:
@@ -125,11 +139,13 @@ def _last_container(history: Sequence[ConversationItem]) -> str | None:
     return None
 
 
-def _messages(history: Sequence[ConversationItem], uploads: tuple[str, ...]) -> list[JSONValue]:
+def _messages(
+    history: Sequence[ConversationItem], uploads: tuple[str, ...], prompt_name: str
+) -> list[JSONValue]:
     """Alternating user and assistant messages; adjacent items of one role share a message."""
     messages: list[Body] = []
     for entry in history:
-        role, blocks = _blocks(entry, uploads)
+        role, blocks = _blocks(entry, uploads, prompt_name)
         if not blocks:
             continue
         if messages and messages[-1]["role"] == role:
@@ -141,7 +157,9 @@ def _messages(history: Sequence[ConversationItem], uploads: tuple[str, ...]) -> 
     return list(messages)
 
 
-def _blocks(entry: ConversationItem, uploads: tuple[str, ...]) -> tuple[str, list[JSONValue]]:
+def _blocks(
+    entry: ConversationItem, uploads: tuple[str, ...], prompt_name: str
+) -> tuple[str, list[JSONValue]]:
     if isinstance(entry, PromptMessage):
         text: list[JSONValue] = [{"type": "text", "text": entry.text}]
         return "user", text + [{"type": "container_upload", "file_id": f} for f in uploads]
@@ -151,18 +169,59 @@ def _blocks(entry: ConversationItem, uploads: tuple[str, ...]) -> tuple[str, lis
         return "user", [
             {
                 "type": "tool_result",
-                "tool_use_id": entry.call_id,
+                "tool_use_id": tool_use_id(entry.call_id),
                 "content": entry.content,
                 "is_error": not entry.success,
             }
         ]
     if isinstance(entry, AssistantMessage):
+        turn = entry.turn
+        if not replays_raw_items(turn, ANTHROPIC_FORMAT, prompt_name=prompt_name):
+            return "assistant", _rebuilt(turn)
         replayed: list[JSONValue] = []
-        for item in entry.turn.raw_items:
+        for item in turn.raw_items:
             content = item.get("content")
-            replayed.extend(content if isinstance(content, list) else [])
+            replayed.extend(
+                block
+                for block in (content if isinstance(content, list) else [])
+                if not _empty(block)
+            )
         return "assistant", replayed
     raise AssertionError(f"unknown conversation item {entry!r}")
+
+
+def tool_use_id(call_id: str) -> str:
+    """``call_id`` as a ``tool_use`` id, which the API limits to ``[a-zA-Z0-9_-]``.
+
+    Ids from Anthropic already fit and are kept; another provider's id that does not is
+    spelled with those characters plus a digest of the original, so two ids never merge.
+    The same id maps the same way for the call and for its result.
+    """
+    if _TOOL_USE_ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{_UNSAFE_ID.sub('_', call_id)[:64]}_{digest}"
+
+
+def _empty(block: JSONValue) -> bool:
+    """An empty text block, which the API refuses in a request (a reply may hold one)."""
+    return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
+
+
+def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+    """A turn another provider produced, as content blocks: its text, then its calls."""
+    text = spoken_text(turn)
+    blocks: list[JSONValue] = [{"type": "text", "text": text}] if text else []
+    blocks.extend(
+        {
+            "type": "tool_use",
+            "id": tool_use_id(call.call_id),
+            "name": call.name,
+            "input": call_input(call.arguments),
+        }
+        for call in turn.tool_calls
+    )
+    return blocks
 
 
 def parse_messages_reply(
@@ -207,6 +266,12 @@ def parse_messages_reply(
         text="".join(texts),
         tool_calls=tuple(calls),
         raw_items=(raw,),
+        raw_format=ANTHROPIC_FORMAT,
+        untranslatable=tuple(
+            str(block.get("type"))
+            for block in blocks
+            if isinstance(block, dict) and block.get("type") not in _NEUTRAL_BLOCKS
+        ),
         usage=usage,
         response_id=parent,
         refusal=refusal,

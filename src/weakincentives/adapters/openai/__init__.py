@@ -1,16 +1,15 @@
-"""OpenAI adapters (extra: ``weakincentives[openai]``): Responses API and Chat Completions.
+"""OpenAI providers (extra: ``weakincentives[openai]``): Responses API and Chat Completions.
 
-Importing this package does not need the SDK; creating an adapter does.
+``OpenAIResponses`` and ``ChatCompletions`` are the providers; ``OpenAIAdapter(...)`` and
+``ChatCompletionsAdapter(...)`` build ``Adapter(OpenAIResponses(...))`` and
+``Adapter(ChatCompletions(...))``. Importing this package does not need the SDK;
+creating a provider does.
 """
 
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.adapters.openai._adapter import OpenAIAdapter, OpenAIResponsesProvider
-from weakincentives.adapters.openai._chat_adapter import (
-    ChatCompletionsAdapter,
-    ChatCompletionsProvider,
-)
+from weakincentives.adapters.openai._chat import ChatCompletions, ChatCompletionsAdapter
 from weakincentives.adapters.openai._chat_wire import (
     ChatWireOptions,
     ResponseFormatMode,
@@ -25,15 +24,16 @@ from weakincentives.adapters.openai._codecs import (
     default_openai_codecs,
     openai_includes,
 )
+from weakincentives.adapters.openai._responses import OpenAIAdapter, OpenAIResponses
 from weakincentives.adapters.openai._wire import build_request_body, function_tool
 
 __all__ = [
+    "ChatCompletions",
     "ChatCompletionsAdapter",
-    "ChatCompletionsProvider",
     "ChatWireOptions",
     "OpenAIAdapter",
     "OpenAICodeInterpreterCodec",
-    "OpenAIResponsesProvider",
+    "OpenAIResponses",
     "OpenAIWebSearchCodec",
     "ResponseFormatMode",
     "TokenCapField",

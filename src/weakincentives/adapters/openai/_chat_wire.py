@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -30,6 +31,7 @@ from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
 
 __all__ = [
+    "CHAT_FORMAT",
     "ChatWireOptions",
     "ResponseFormatMode",
     "TokenCapField",
@@ -39,6 +41,9 @@ __all__ = [
 ]
 
 type Body = dict[str, JSONValue]
+
+CHAT_FORMAT = "openai-chat"
+"""The ``raw_format`` of turns read from ``chat.completion`` bodies."""
 
 type ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 """How a structured prompt asks for JSON: a schema, plain JSON mode, or the prompt text only."""
@@ -85,7 +90,8 @@ def build_chat_body(request: TurnRequest, wire: ChatWireOptions) -> Body:
     body["model"] = wire.model
     if request.max_output_tokens is not None and not _cap_option(options):
         body[wire.token_cap_field] = request.max_output_tokens
-    body["messages"] = [message for entry in request.history for message in _messages(entry)]
+    name = request.prompt_name
+    body["messages"] = [message for entry in request.history for message in _messages(entry, name)]
     tools: list[JSONValue] = [chat_function_tool(tool) for tool in request.rendered.tools]
     tools.extend(dict(spec) for spec in request.hosted_tools)
     extra = options.get("tools")
@@ -107,14 +113,36 @@ def _cap_option(options: Mapping[str, JSONValue]) -> bool:
     return "max_completion_tokens" in options or "max_tokens" in options
 
 
-def _messages(entry: ConversationItem) -> Sequence[JSONValue]:
+def _messages(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
     if isinstance(entry, PromptMessage | FeedbackMessage):
         return [{"role": "user", "content": entry.text}]
     if isinstance(entry, AssistantMessage):
-        return [_replayed(item) for item in entry.turn.raw_items]
+        turn = entry.turn
+        if not (turn.text or turn.tool_calls or turn.refusal):
+            # The API refuses an assistant message with neither content nor calls; a turn
+            # that said nothing adds nothing to the conversation.
+            return []
+        if replays_raw_items(turn, CHAT_FORMAT, prompt_name=prompt_name):
+            return [_replayed(item) for item in turn.raw_items]
+        return [_rebuilt(turn)]
     if isinstance(entry, ToolOutputMessage):
         return [{"role": "tool", "tool_call_id": entry.call_id, "content": entry.content}]
     raise AssertionError(f"unknown conversation item {entry!r}")
+
+
+def _rebuilt(turn: ModelTurn) -> JSONValue:
+    """A turn another provider produced, as an assistant message with its tool calls."""
+    message: Body = {"role": "assistant", "content": spoken_text(turn) or None}
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call_arguments(call.arguments)},
+            }
+            for call in turn.tool_calls
+        ]
+    return message
 
 
 def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
@@ -125,12 +153,13 @@ def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
     """
     replay: Body = {"role": "assistant", "content": message.get("content")}
     calls = message.get("tool_calls")
+    refusal = message.get("refusal")
     if isinstance(calls, list) and calls:
         replay["tool_calls"] = calls
-    elif replay["content"] is None:
-        # Content may be null only next to tool calls; an empty reply is replayed as "".
-        replay["content"] = ""
-    refusal = message.get("refusal")
+    elif not replay["content"]:
+        # Content may be empty only next to tool calls; a refusal stands in for it (a turn
+        # with neither is not replayed at all).
+        replay["content"] = refusal if isinstance(refusal, str) else ""
     if isinstance(refusal, str):
         replay["refusal"] = refusal
     return replay
@@ -185,6 +214,7 @@ def parse_chat_body(
         text=text,
         tool_calls=calls,
         raw_items=(raw,),
+        raw_format=CHAT_FORMAT,
         usage=usage,
         response_id=parent,
         refusal=refusal if isinstance(refusal, str) and refusal else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -21,9 +22,22 @@ from weakincentives.prompt import Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
 
-__all__ = ["build_request_body", "function_tool", "parse_response_body"]
+__all__ = [
+    "RESPONSES_FORMAT",
+    "build_request_body",
+    "function_tool",
+    "parse_response_body",
+    "untranslatable_items",
+]
 
 type Body = dict[str, JSONValue]
+
+RESPONSES_FORMAT = "openai-responses"
+"""The ``raw_format`` of turns read from Responses API bodies."""
+
+# Output items another provider may leave out: the neutral fields carry their content
+# (messages, function calls) or they are the model's private notes (reasoning).
+_NEUTRAL_ITEMS = frozenset({"message", "function_call", "reasoning"})
 
 
 def function_tool(tool: Tool[Any, Any]) -> Body:
@@ -52,7 +66,8 @@ def build_request_body(
     body["model"] = model
     if request.max_output_tokens is not None and "max_output_tokens" not in options:
         body["max_output_tokens"] = request.max_output_tokens
-    body["input"] = [item for entry in request.history for item in _input_items(entry)]
+    name = request.prompt_name
+    body["input"] = [item for entry in request.history for item in _input_items(entry, name)]
     tools: list[JSONValue] = [function_tool(tool) for tool in request.rendered.tools]
     tools.extend(dict(spec) for spec in request.hosted_tools)
     tools.extend(_list_option(options, "tools"))
@@ -82,14 +97,35 @@ def _list_option(options: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
     return value if isinstance(value, list) else []
 
 
-def _input_items(entry: ConversationItem) -> Sequence[JSONValue]:
+def _input_items(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
     if isinstance(entry, PromptMessage | FeedbackMessage):
         return [{"role": "user", "content": entry.text}]
     if isinstance(entry, AssistantMessage):
-        return [_replayable(item) for item in entry.turn.raw_items]
+        turn = entry.turn
+        if replays_raw_items(turn, RESPONSES_FORMAT, prompt_name=prompt_name):
+            return [_replayable(item) for item in turn.raw_items]
+        return _rebuilt(turn)
     if isinstance(entry, ToolOutputMessage):
         return [{"type": "function_call_output", "call_id": entry.call_id, "output": entry.content}]
     raise AssertionError(f"unknown conversation item {entry!r}")
+
+
+def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+    """A turn another provider produced, as input items: its text, then its calls."""
+    items: list[JSONValue] = []
+    text = spoken_text(turn)
+    if text:
+        items.append({"type": "message", "role": "assistant", "content": text})
+    items.extend(
+        {
+            "type": "function_call",
+            "call_id": call.call_id,
+            "name": call.name,
+            "arguments": call_arguments(call.arguments),
+        }
+        for call in turn.tool_calls
+    )
+    return items
 
 
 def _replayable(item: Mapping[str, JSONValue]) -> JSONValue:
@@ -134,11 +170,18 @@ def parse_response_body(
         text="".join(texts),
         tool_calls=tuple(calls),
         raw_items=tuple(items),
+        raw_format=RESPONSES_FORMAT,
+        untranslatable=untranslatable_items(items),
         usage=_usage(payload.get("usage")),
         response_id=response_id if isinstance(response_id, str) else None,
         refusal="".join(refusals) or None,
         request=request,
     )
+
+
+def untranslatable_items(items: Sequence[Mapping[str, JSONValue]]) -> tuple[str, ...]:
+    """The types of Responses-shaped items with no neutral form (hosted-tool calls)."""
+    return tuple(str(item.get("type")) for item in items if item.get("type") not in _NEUTRAL_ITEMS)
 
 
 def _check_truncation(payload: Mapping[str, JSONValue], request: Body, prompt_name: str) -> None:

@@ -1,0 +1,107 @@
+"""OpenAI's Responses API as a provider, on the official ``openai`` SDK, sync or async client.
+
+The SDK is imported when a provider is created, not when this module is, so the
+package (and the offline model, which reuses the OpenAI codecs) works without the
+``openai`` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from weakincentives.adapters._factory import adapter_factory
+from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._provider import Attempt, TextSink
+from weakincentives.adapters._sdk_config import MergedOption, SdkClients
+from weakincentives.adapters._sdk_provider import SdkProvider
+from weakincentives.adapters._turns import ModelTurn, TurnRequest
+from weakincentives.adapters.openai._codecs import default_openai_codecs
+from weakincentives.adapters.openai._stream import ResponsesStreamReader
+from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
+from weakincentives.serde import JSONValue
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["OPENAI_CLIENTS", "OpenAIAdapter", "OpenAIClient", "OpenAIResponses"]
+
+type Body = dict[str, JSONValue]
+
+type OpenAIClient = openai.OpenAI | openai.AsyncOpenAI
+"""Either ``openai`` client (evaluated only by type checkers: the SDK is optional)."""
+
+OPENAI_CLIENTS = SdkClients(
+    module="openai",
+    sync_client="OpenAI",
+    async_client="AsyncOpenAI",
+    error="OpenAIError",
+    vendor="OpenAI",
+    key_variable="OPENAI_API_KEY",
+)
+"""The ``openai`` SDK's clients, shared by Responses and Chat Completions."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenAIResponses(SdkProvider[OpenAIClient]):
+    """OpenAI's Responses API (``client.responses.create``); any compatible server via ``base_url``.
+
+    Every attempt goes out with the SDK's own retries switched off (the loop retries,
+    inside the deadline) and with a timeout no longer than the time the loop grants.
+    The reply is read as raw JSON, not through the SDK's models: the SDK builds models
+    without validation, so an item type it does not know yet would come back as the
+    wrong class; the raw JSON is exactly what the provider said, which is what codecs
+    parse, what the next round replays and what errors carry. ``request_options``'
+    ``tools``, ``include`` and ``text`` are merged with what the prompt needs.
+    """
+
+    hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] = field(
+        default_factory=default_openai_codecs
+    )
+    """Codecs by hosted-tool kind (default: web search and code interpreter)."""
+
+    CLIENTS: ClassVar[SdkClients] = OPENAI_CLIENTS
+    ADAPTER_NAME: ClassVar[str] = "openai"
+    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
+        "model": "is set by the provider (pass model=)",
+        "input": "is built from the prompt",
+        "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
+        "stream": "is a provider setting (pass stream=True)",
+    }
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
+        MergedOption(
+            key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
+        ),
+        MergedOption(
+            key="include",
+            expected=list,
+            why="must be a list (it is added to the hosted tools' includes)",
+        ),
+        MergedOption(
+            key="text", expected=dict, why="must be an object (the output format is added to it)"
+        ),
+    )
+
+    def build_request(self, turn: TurnRequest) -> Body:
+        """The keyword arguments of ``client.responses.create`` for ``turn``."""
+        return build_request_body(turn, model=self.model, options=self.request_options)
+
+    def read_turn(self, reply: Body, request: Body, turn: TurnRequest) -> ModelTurn:
+        """The turn in a Responses API body."""
+        return parse_response_body(reply, request=request, prompt_name=turn.prompt_name)
+
+    async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
+        """One ``responses.create`` call, streamed when the provider streams."""
+        return await self._send(request, attempt, on_text, _responses_reader)
+
+    @staticmethod
+    def _endpoint(client: Any) -> Any:
+        return client.responses
+
+
+def _responses_reader(on_text: TextSink, prompt_name: str) -> ResponsesStreamReader:
+    return ResponsesStreamReader(on_text, prompt_name=prompt_name)
+
+
+OpenAIAdapter = adapter_factory(OpenAIResponses, name="OpenAIAdapter")

@@ -1,0 +1,377 @@
+"""The steps of one tool call: prepare, run the handler, finish into a ``ToolExecution``.
+
+:func:`~weakincentives.runtime.execute_tool_call` (one call) and
+:func:`~weakincentives.runtime.execute_tool_calls` (a turn's batch) are made of these
+steps and nothing else. Preparing and finishing are plain functions, so a worker
+thread can run a whole sync call without a hop back to the loop; running the handler
+has an async flavour (:func:`invoke`, on the loop) and a worker-thread flavour
+(:func:`run_here`), which share every rule:
+
+- an ``Exception`` from the handler is a failed ``ToolResult`` the model reads;
+- a ``CancelledError`` the handler raised itself (the evaluation was not cancelled)
+  is a failed result too, so a turn never loses a call;
+- ``KeyboardInterrupt`` and ``SystemExit`` are carried out as :class:`_Interrupted`, a
+  ``BaseException`` that crosses tasks and threads without stopping the event loop
+  (asyncio re-raises those two out of the loop from any task), and are raised again
+  as themselves where the call was awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, cast
+
+from weakincentives._bounded import clip, exception_text, listing, quote
+from weakincentives._direct import direct_constructor
+from weakincentives.errors import ParseError, ToolValidationError
+from weakincentives.prompt import (
+    ExecutionScope,
+    Tool,
+    ToolContext,
+    ToolInvocationContext,
+    ToolResult,
+)
+from weakincentives.runtime._arguments import decode_arguments, fresh_copy
+from weakincentives.runtime._events import ToolInvoked
+from weakincentives.serde import JSONValue, parse, shares_input
+
+__all__ = [
+    "PreparedCall",
+    "ToolCall",
+    "ToolExecution",
+    "finish",
+    "invoke",
+    "prepare",
+    "run_here",
+]
+
+logger = logging.getLogger("weakincentives.runtime")
+
+_NAME_LIMIT = 120
+"""Characters of an unknown tool name (the model's text) quoted back to it."""
+_TOOLS_LISTED = 20
+"""Tools named in an unknown-tool message before the rest are counted."""
+_MESSAGE_LIMIT = 2_000
+"""Characters kept of a parse error or a tool's refusal (both already bound what they
+quote from the model; this is the last guard)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call as the model requested it, independent of any provider's wire format."""
+
+    call_id: str
+    """The provider's id for the call, echoed back with the result."""
+    name: str
+    """The tool name the model asked for."""
+    arguments: str | Mapping[str, JSONValue]
+    """JSON text (as most providers send it) or an already-decoded mapping."""
+    parent_message_id: str | None = None
+    """The provider response or message that contained the call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecution:
+    """The outcome of one call: the result for the model, plus what observers need."""
+
+    call: ToolCall
+    tool: Tool[Any, Any] | None
+    """The tool that ran; None when the name was unknown."""
+    params: object
+    """The parsed params; None when parsing failed or never happened."""
+    result: ToolResult[Any]
+    event: ToolInvoked
+    """The event published for this call."""
+    exception: BaseException | None = field(default=None, compare=False)
+    """The original exception behind a failure, if any."""
+
+
+class _Interrupted(BaseException):
+    """A handler's ``KeyboardInterrupt`` or ``SystemExit``, on its way to the caller.
+
+    Not an ``Exception``, so no ``except Exception`` on the way swallows it as a tool
+    failure; not one of the two, so asyncio does not stop the loop when a task ends
+    with it. Whoever awaited the call raises :attr:`signal` again.
+    """
+
+    def __init__(self, signal: KeyboardInterrupt | SystemExit) -> None:
+        super().__init__(signal)
+        self.signal = signal
+
+
+class PreparedCall:
+    """One call while it runs: filled in step by step, then frozen into a ToolExecution.
+
+    Mutable and private: every step of the hot path writes here instead of building a
+    frozen record of its own.
+    """
+
+    __slots__ = ("arguments", "context", "exception", "params", "result", "started", "tool")
+
+    def __init__(self, started: datetime, tool: Tool[Any, Any] | None) -> None:
+        self.started = started
+        self.tool = tool
+        self.arguments: JSONValue = None
+        """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
+        self.params: object = None
+        self.context: ToolContext | None = None
+        self.result: ToolResult[Any] | None = None
+        """Set once the call has an outcome; None while the handler is still to run."""
+        self.exception: BaseException | None = None
+
+    def fail(self, message: str, exception: BaseException | None = None) -> None:
+        self.result = _failure(message)
+        self.exception = exception
+
+
+# Every call builds these from values already checked: skip their frozen __init__.
+_make_invocation = direct_constructor(ToolInvocationContext)
+_make_context = direct_constructor(ToolContext)
+_make_event = direct_constructor(ToolInvoked)
+_make_execution = direct_constructor(ToolExecution)
+
+
+def prepare(
+    call: ToolCall,
+    scope: ExecutionScope,
+    tools: Sequence[Tool[Any, Any]] | Mapping[str, Tool[Any, Any]] | None,
+    retry_count: int = 0,
+) -> PreparedCall:
+    """Find the tool, decode and parse the arguments, build the context; or fail the call."""
+    started = scope.clock()
+    rendered = scope.rendered_prompt
+    if isinstance(tools, Mapping):
+        tool = tools.get(call.name)
+    elif tools is not None:
+        tool = next((candidate for candidate in tools if candidate.name == call.name), None)
+    else:
+        tool = rendered.tool(call.name) if rendered is not None else None
+    state = PreparedCall(started, tool)
+    arguments, problem = decode_arguments(call.arguments)
+    state.arguments = arguments
+    if tool is None:
+        available = tools if tools is not None else (rendered.tools if rendered else ())
+        names = [item if isinstance(item, str) else item.name for item in available]
+        named = listing(names, limit=_TOOLS_LISTED) or "none"
+        state.fail(f"Unknown tool {quote(call.name, _NAME_LIMIT)}. Available tools: {named}.")
+        return state
+    if tool.handler is None:
+        state.fail(f"Tool {tool.name!r} cannot run: it has no handler.")
+        return state
+    if problem is not None:
+        state.fail(f"Invalid arguments for tool {tool.name!r}: {problem}.")
+        return state
+    spec = tool.spec
+    try:
+        state.params = parse(spec.params_type, arguments)
+    except ParseError as exc:
+        logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
+        state.fail(
+            f"Invalid arguments for tool {tool.name!r}: {clip(exc.message, _MESSAGE_LIMIT)}.", exc
+        )
+        return state
+    invocation = _make_invocation(
+        invocation_id=call.call_id,
+        timestamp=started,
+        retry_count=retry_count,
+        parent_message_id=call.parent_message_id,
+    )
+    state.context = _make_context(scope=scope, tool=tool, invocation=invocation)
+    # The handler may change its params' dicts and lists; the record keeps what was sent.
+    # Parsing builds typed containers anew, so only params that hold raw JSON (Any,
+    # JSONValue fields) can share the record's containers and need a copy.
+    if shares_input(spec.params_type):
+        state.arguments = fresh_copy(call.arguments, arguments)
+    return state
+
+
+def _handler_call(state: PreparedCall) -> Callable[[], object]:
+    tool = cast("Tool[Any, Any]", state.tool)
+    handler = cast("Callable[..., object]", tool.handler)
+    params, context = state.params, state.context
+    if tool.takes_context:
+        return lambda: handler(params, context=context)
+    return lambda: handler(params)
+
+
+async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
+    """Run the prepared call's handler from the loop: awaited, inline, or on ``scope.executor``."""
+    tool = cast("Tool[Any, Any]", state.tool)
+    call = _handler_call(state)
+    try:
+        if tool.is_async or not tool.run_in_thread:
+            produced = call()
+        else:
+            loop = asyncio.get_running_loop()
+            context = contextvars.copy_context()
+            outcome = await loop.run_in_executor(scope.executor, context.run, _settled, call)
+            if isinstance(outcome, _Signal):
+                raise outcome.error  # a failure or interrupt from the thread, now on the loop
+            produced = outcome
+        if not isinstance(produced, ToolResult) and inspect.isawaitable(produced):
+            produced = await produced
+    except Exception as exc:
+        _raised(state, exc)
+        return
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the evaluation is being cancelled: not the tool's doing
+        _cancelled(state, exc)
+        return
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise _Interrupted(exc) from None
+    _returned(state, produced)
+
+
+def run_here(state: PreparedCall, loop: asyncio.AbstractEventLoop) -> _Interrupted | None:
+    """Run the prepared call's sync handler on this (worker) thread.
+
+    A thread is never cancelled by the loop, so any ``CancelledError`` is the
+    handler's own. An awaitable the handler returns is awaited on ``loop``.
+    Returns the interrupt to carry to the loop, if the handler raised one.
+    """
+    outcome = _settled(_handler_call(state))
+    if not isinstance(outcome, _Signal | ToolResult) and inspect.isawaitable(outcome):
+        outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
+    if not isinstance(outcome, _Signal):
+        _returned(state, outcome)
+        return None
+    error = outcome.error
+    if isinstance(error, Exception):
+        _raised(state, error)
+    elif isinstance(error, asyncio.CancelledError):
+        _cancelled(state, error)
+    else:
+        return _Interrupted(cast("KeyboardInterrupt | SystemExit", error))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Signal:
+    """What a handler raised on a worker thread, returned instead of raised.
+
+    A ``BaseException`` raised through a ``concurrent.futures`` future and awaited in a
+    task would stop the loop (``KeyboardInterrupt``) or look like the task's own
+    cancellation (``CancelledError``); as a value it reaches the loop intact.
+    """
+
+    error: BaseException
+
+
+def _settled(call: Callable[[], object]) -> object:
+    try:
+        return call()
+    except (Exception, asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+        return _Signal(exc)
+
+
+async def _awaited(awaitable: object) -> object:
+    try:
+        return await cast("asyncio.Future[object]", awaitable)
+    except (Exception, asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+        return _Signal(exc)
+
+
+def _raised(state: PreparedCall, exc: Exception) -> None:
+    name = cast("Tool[Any, Any]", state.tool).name
+    if isinstance(exc, ToolValidationError):
+        logger.info("tool %r rejected the call: %s", name, exc.message)
+        state.fail(
+            f"Tool {name!r} rejected the call: {clip(str(exc.message), _MESSAGE_LIMIT)}", exc
+        )
+        return
+    # Handlers failing is part of the contract (the model reads why); it is news to an
+    # operator only when they ask for it, so the traceback goes to DEBUG.
+    description = exception_text(exc)
+    logger.info("tool %r failed: %s", name, description)
+    logger.debug("traceback of tool %r", name, exc_info=exc)
+    state.fail(f"Tool {name!r} failed: {description}", exc)
+
+
+def _cancelled(state: PreparedCall, exc: asyncio.CancelledError) -> None:
+    name = cast("Tool[Any, Any]", state.tool).name
+    logger.info("tool %r was cancelled by its own code", name)
+    state.fail(f"Tool {name!r} failed: its work was cancelled before it finished.", exc)
+
+
+def _returned(state: PreparedCall, produced: object) -> None:
+    if produced.__class__ is ToolResult or isinstance(produced, ToolResult):
+        # ToolResult checks its own fields when built, so a result here is well formed.
+        state.result = produced
+        return
+    name = cast("Tool[Any, Any]", state.tool).name
+    state.fail(f"Tool {name!r} returned {type(produced).__name__}, not a ToolResult.")
+
+
+def finish(call: ToolCall, state: PreparedCall, scope: ExecutionScope) -> ToolExecution:
+    """Freeze ``state`` into the execution and its (unpublished) ``ToolInvoked`` event."""
+    rendered_output = _render_output(call.name, state)
+    result = cast("ToolResult[Any]", state.result)
+    event = _make_event(
+        evaluation_id=scope.evaluation_id,
+        prompt_name=scope.prompt.name,
+        adapter=scope.adapter_name,
+        session_id=scope.session.session_id,
+        name=call.name,
+        call_id=call.call_id,
+        arguments=state.arguments,
+        params=state.params,
+        result=result,
+        rendered_output=rendered_output,
+        started_at=state.started,
+        finished_at=scope.clock(),
+        telemetry=_telemetry(result),
+        exception=state.exception,
+    )
+    return _make_execution(
+        call=call,
+        tool=state.tool,
+        params=state.params,
+        result=result,
+        event=event,
+        exception=state.exception,
+    )
+
+
+def _render_output(name: str, state: PreparedCall) -> str:
+    """The payload's text; a payload that cannot be rendered fails the call instead."""
+    result = cast("ToolResult[Any]", state.result)
+    try:
+        # Rendering is the only step of building the model's text that can fail: it
+        # fails now, as a failed result, never while the reply to the provider is built.
+        rendered = result.render()
+    except Exception as exc:
+        description = exception_text(exc)
+        logger.info("result of tool %r could not be rendered: %s", name, description)
+        state.fail(f"Tool {name!r} returned a value that cannot be rendered: {description}", exc)
+        return ""
+    return rendered
+
+
+def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
+    value = result.value
+    # The method is looked up on the type: a runtime Protocol check costs far more.
+    telemetry = getattr(type(value), "telemetry", None)
+    if value is None or not callable(telemetry):
+        return _NO_TELEMETRY
+    try:
+        facts: Mapping[str, JSONValue] = telemetry(value)
+        return MappingProxyType(dict(facts))
+    except Exception as exc:
+        logger.info("telemetry of a %s result failed: %s", type(value).__name__, exc)
+        return _NO_TELEMETRY
+
+
+_NO_TELEMETRY: Mapping[str, JSONValue] = MappingProxyType({})
+
+
+def _failure(message: str) -> ToolResult[Any]:
+    return ToolResult(message=message, value=None, success=False)

@@ -1,0 +1,228 @@
+"""``SQLiteStore``: the embedded default, one file that several processes can share.
+
+The connection lives on one worker thread per store, so the event loop never waits on
+the disk or on another process's writer lock. The file runs in WAL mode (readers never
+block the writer), ``synchronous=FULL`` (a committed transaction survives power loss),
+and waits up to ``busy_timeout`` seconds for another process's writer lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+from weakincentives.errors import StoreDatabaseError, StoreUsageError
+from weakincentives.store._checks import utc, writer_format
+from weakincentives.store._front import CheckedStore
+from weakincentives.store._records import (
+    FORMAT_VERSION,
+    Approval,
+    ApprovalDecision,
+    Checkpoint,
+    EvaluationStatus,
+    EvaluationSummary,
+    SessionSummary,
+    Step,
+    StoredEvent,
+)
+from weakincentives.store._sqlite_ops import SQLiteOperations
+from weakincentives.store._sqlite_schema import migrate
+
+__all__ = ["SQLiteStore"]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SQLiteStore(CheckedStore):
+    """A :class:`Store` in one SQLite file (stdlib ``sqlite3``), safe across processes.
+
+    Nothing touches the file until the first call (or :meth:`open`), which creates it
+    if needed and migrates its schema. Use it as ``async with SQLiteStore(path) as
+    store:``, or call :meth:`close` when done. ``clock`` stamps rows (an aware datetime;
+    tests inject one); ``format_version`` is the newest document format this process
+    writes and reads (keep the default unless pinning an older one).
+    """
+
+    __slots__ = (
+        "_busy_timeout",
+        "_clock",
+        "_closed",
+        "_executor",
+        "_format",
+        "_guard",
+        "_ops",
+        "_path",
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 30.0,
+        clock: Callable[[], datetime] = _utc_now,
+        format_version: int = FORMAT_VERSION,
+    ) -> None:
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
+            raise StoreUsageError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
+        if not busy_timeout >= 0:
+            raise StoreUsageError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
+        self._path = os.fspath(path)
+        self._busy_timeout = float(busy_timeout)
+        self._clock = clock
+        self._format = writer_format(format_version)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wink-sqlite")
+        self._ops: SQLiteOperations | None = None  # only ever touched on the worker thread
+        self._closed = False
+        self._guard = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self._path!r})"
+
+    async def open(self) -> None:
+        """Open the file (creating it), switch it to WAL and migrate its schema; idempotent."""
+        await self._run("open", lambda ops: None)
+
+    async def close(self) -> None:
+        """Close the connection after the calls already started; idempotent."""
+        with self._guard:
+            if self._closed:
+                return
+            self._closed = True
+            done = self._executor.submit(self._close_on_worker)
+        self._executor.shutdown(wait=False)
+        await asyncio.wrap_future(done)
+
+    def _close_on_worker(self) -> None:
+        if self._ops is not None:
+            self._ops.close()
+            self._ops = None
+
+    async def _run[T](self, operation: str, work: Callable[[SQLiteOperations], T]) -> T:
+        # The guard keeps a close from another thread (a SyncStore shared by threads)
+        # between the check and the submit, where the executor would refuse the work.
+        with self._guard:
+            if self._closed:
+                raise StoreUsageError(f"{operation}: the store {self._path} is closed")
+            future = self._executor.submit(self._on_worker, operation, work)
+        return await asyncio.wrap_future(future)
+
+    def _on_worker[T](self, operation: str, work: Callable[[SQLiteOperations], T]) -> T:
+        try:
+            if self._ops is None:
+                self._ops = self._connect()
+            return work(self._ops)
+        except sqlite3.Error as exc:
+            raise StoreDatabaseError(
+                operation=operation, location=self._path, reason=str(exc)
+            ) from exc
+
+    def _connect(self) -> SQLiteOperations:
+        connection = sqlite3.connect(
+            self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
+        )
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            migrate(connection, location=self._path, now=utc(self._clock()))
+        except BaseException:
+            connection.close()
+            raise
+        return SQLiteOperations(connection, format_version=self._format, clock=self._clock)
+
+    # -- the primitives, each one call on the worker thread ---------------------------
+
+    async def _append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]:
+        return await self._run("append", lambda ops: ops.append(session_id, rows))
+
+    async def _read(
+        self, session_id: str, after: int, limit: int | None
+    ) -> tuple[StoredEvent, ...]:
+        return await self._run("read", lambda ops: ops.read(session_id, after, limit))
+
+    async def _list_sessions(self) -> tuple[SessionSummary, ...]:
+        return await self._run("list_sessions", lambda ops: ops.list_sessions())
+
+    async def _delete_session(self, session_id: str) -> bool:
+        return await self._run("delete_session", lambda ops: ops.delete_session(session_id))
+
+    async def _save_checkpoint(
+        self,
+        evaluation_id: str,
+        *,
+        round: int,
+        status: EvaluationStatus,
+        session_id: str | None,
+        document: str,
+    ) -> Checkpoint:
+        return await self._run(
+            "save_checkpoint",
+            lambda ops: ops.save_checkpoint(
+                evaluation_id, round=round, status=status, session_id=session_id, document=document
+            ),
+        )
+
+    async def _load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
+        return await self._run("load_checkpoint", lambda ops: ops.load_checkpoint(evaluation_id))
+
+    async def _list_evaluations(
+        self, status: EvaluationStatus | None
+    ) -> tuple[EvaluationSummary, ...]:
+        return await self._run("list_evaluations", lambda ops: ops.list_evaluations(status))
+
+    async def _delete_evaluation(self, evaluation_id: str) -> bool:
+        return await self._run(
+            "delete_evaluation", lambda ops: ops.delete_evaluation(evaluation_id)
+        )
+
+    async def _record_step(self, evaluation_id: str, key: str, document: str) -> Step:
+        return await self._run(
+            "record_step", lambda ops: ops.record_step(evaluation_id, key, document)
+        )
+
+    async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
+        return await self._run("read_steps", lambda ops: ops.read_steps(evaluation_id))
+
+    async def _request_approval(
+        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: str
+    ) -> Approval:
+        return await self._run(
+            "request_approval",
+            lambda ops: ops.request_approval(
+                evaluation_id, call_id=call_id, tool_name=tool_name, arguments=arguments
+            ),
+        )
+
+    async def _decide_approval(
+        self,
+        evaluation_id: str,
+        call_id: str,
+        *,
+        decision: ApprovalDecision,
+        message: str | None,
+    ) -> Approval:
+        return await self._run(
+            "decide_approval",
+            lambda ops: ops.decide_approval(
+                evaluation_id, call_id, decision=decision, message=message
+            ),
+        )
+
+    async def _read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
+        return await self._run("read_approvals", lambda ops: ops.read_approvals(evaluation_id))
+
+    async def _pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]:
+        return await self._run(
+            "pending_approvals", lambda ops: ops.pending_approvals(evaluation_id)
+        )

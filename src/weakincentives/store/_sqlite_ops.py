@@ -1,0 +1,395 @@
+"""The store's operations in SQLite's idiom, run on the store's one worker thread.
+
+Every write is one ``BEGIN IMMEDIATE`` transaction: it takes SQLite's single writer
+lock up front (waiting out other processes for the busy timeout), so reading the
+session's last sequence number and inserting after it cannot interleave with another
+writer, and a crash before ``COMMIT`` leaves nothing behind (WAL recovery drops it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from weakincentives.errors import (
+    ApprovalConflictError,
+    CheckpointConflictError,
+    FormatVersionError,
+    UnknownApprovalError,
+)
+from weakincentives.store._checks import check_format, decode, from_text, to_text, utc
+from weakincentives.store._records import (
+    Approval,
+    ApprovalDecision,
+    Checkpoint,
+    EvaluationStatus,
+    EvaluationSummary,
+    SessionSummary,
+    Step,
+    StoredEvent,
+)
+
+__all__ = ["SQLiteOperations"]
+
+type Row = tuple[Any, ...]
+
+_APPEND = """
+INSERT INTO wink_sessions (session_id, last_seq, created_at, updated_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE
+SET last_seq = last_seq + excluded.last_seq, updated_at = excluded.updated_at
+RETURNING last_seq
+"""
+_SAVE_CHECKPOINT = """
+INSERT INTO wink_checkpoints
+    (evaluation_id, round, status, session_id, format_version, document, saved_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (evaluation_id) DO UPDATE
+SET round = excluded.round, status = excluded.status, session_id = excluded.session_id,
+    format_version = excluded.format_version, document = excluded.document,
+    saved_at = excluded.saved_at
+WHERE round <= excluded.round AND format_version <= excluded.format_version
+RETURNING round
+"""
+_APPROVAL_COLUMNS = (
+    "evaluation_id, call_id, tool_name, format_version, arguments, requested_at,"
+    " decision, message, decided_at"
+)
+
+
+class SQLiteOperations:
+    """One connection's worth of store operations; used from a single thread only."""
+
+    __slots__ = ("_clock", "_connection", "_format")
+
+    def __init__(
+        self, connection: sqlite3.Connection, *, format_version: int, clock: Callable[[], datetime]
+    ) -> None:
+        self._connection = connection
+        self._format = format_version
+        self._clock = clock
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._connection.close()
+
+    def _now(self) -> str:
+        return to_text(utc(self._clock()))
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        connection = self._connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.rollback()  # a no-op when the failure already ended the transaction
+            raise
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]:
+        """Append encoded (type name, document) rows; return (first, last) seq."""
+        now = self._now()
+        count = len(rows)
+        with self._writing() as connection:
+            (last,) = connection.execute(_APPEND, (session_id, count, now, now)).fetchone()
+            first = int(last) - count + 1
+            connection.executemany(
+                "INSERT INTO wink_events (session_id, seq, type_name, format_version, document,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (session_id, first + index, type_name, self._format, document, now)
+                    for index, (type_name, document) in enumerate(rows)
+                ],
+            )
+        return first, int(last)
+
+    def read(self, session_id: str, after: int, limit: int | None) -> tuple[StoredEvent, ...]:
+        """Events of a session after ``after``, in order."""
+        rows = self._connection.execute(
+            "SELECT seq, type_name, format_version, document, created_at FROM wink_events"
+            " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_id, after, -1 if limit is None else limit),
+        ).fetchall()
+        supported = self._format
+        events: list[StoredEvent] = []
+        for seq, type_name, format_version, document, created_at in rows:
+            if format_version > supported:
+                raise FormatVersionError(
+                    record=f"event {seq} of session {session_id!r}",
+                    found=format_version,
+                    supported=supported,
+                )
+            events.append(
+                StoredEvent(
+                    session_id=session_id,
+                    seq=seq,
+                    type_name=type_name,
+                    document=decode(document),
+                    format_version=format_version,
+                    created_at=from_text(created_at),
+                )
+            )
+        return tuple(events)
+
+    def list_sessions(self) -> tuple[SessionSummary, ...]:
+        """Every session, by id."""
+        rows = self._connection.execute(
+            "SELECT session_id, last_seq, created_at, updated_at FROM wink_sessions"
+            " ORDER BY session_id"
+        ).fetchall()
+        return tuple(
+            SessionSummary(
+                session_id=session_id,
+                last_seq=last_seq,
+                created_at=from_text(created_at),
+                updated_at=from_text(updated_at),
+            )
+            for session_id, last_seq, created_at, updated_at in rows
+        )
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session and its events."""
+        with self._writing() as connection:
+            connection.execute("DELETE FROM wink_events WHERE session_id = ?", (session_id,))
+            deleted = connection.execute(
+                "DELETE FROM wink_sessions WHERE session_id = ?", (session_id,)
+            ).rowcount
+        return deleted > 0
+
+    # -- checkpoints ------------------------------------------------------------------
+
+    def save_checkpoint(
+        self,
+        evaluation_id: str,
+        *,
+        round: int,
+        status: EvaluationStatus,
+        session_id: str | None,
+        document: str,
+    ) -> Checkpoint:
+        """Replace the checkpoint unless the stored one is of a later round or format."""
+        now = self._now()
+        with self._writing() as connection:
+            saved = connection.execute(
+                _SAVE_CHECKPOINT,
+                (evaluation_id, round, status, session_id, self._format, document, now),
+            ).fetchone()
+            if saved is None:
+                stored_round, stored_format = connection.execute(
+                    "SELECT round, format_version FROM wink_checkpoints WHERE evaluation_id = ?",
+                    (evaluation_id,),
+                ).fetchone()
+                check_format(
+                    stored_format,
+                    self._format,
+                    record=f"the checkpoint of evaluation {evaluation_id!r}",
+                )
+                raise CheckpointConflictError(
+                    evaluation_id=evaluation_id, round=round, stored_round=stored_round
+                )
+        return Checkpoint(
+            evaluation_id=evaluation_id,
+            round=round,
+            status=status,
+            session_id=session_id,
+            document=decode(document),
+            format_version=self._format,
+            saved_at=from_text(now),
+        )
+
+    def load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
+        """The latest checkpoint of an evaluation."""
+        row = self._connection.execute(
+            "SELECT round, status, session_id, format_version, document, saved_at"
+            " FROM wink_checkpoints WHERE evaluation_id = ?",
+            (evaluation_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        round_, status, session_id, format_version, document, saved_at = row
+        check_format(
+            format_version, self._format, record=f"the checkpoint of evaluation {evaluation_id!r}"
+        )
+        return Checkpoint(
+            evaluation_id=evaluation_id,
+            round=round_,
+            status=status,
+            session_id=session_id,
+            document=decode(document),
+            format_version=format_version,
+            saved_at=from_text(saved_at),
+        )
+
+    def list_evaluations(self, status: EvaluationStatus | None) -> tuple[EvaluationSummary, ...]:
+        """Evaluations with a checkpoint, by id."""
+        query = "SELECT evaluation_id, round, status, session_id, saved_at FROM wink_checkpoints"
+        if status is None:
+            rows = self._connection.execute(f"{query} ORDER BY evaluation_id").fetchall()
+        else:
+            rows = self._connection.execute(
+                f"{query} WHERE status = ? ORDER BY evaluation_id", (status,)
+            ).fetchall()
+        return tuple(
+            EvaluationSummary(
+                evaluation_id=evaluation_id,
+                round=round_,
+                status=row_status,
+                session_id=session_id,
+                saved_at=from_text(saved_at),
+            )
+            for evaluation_id, round_, row_status, session_id, saved_at in rows
+        )
+
+    def delete_evaluation(self, evaluation_id: str) -> bool:
+        """Delete an evaluation's checkpoint, steps and approvals."""
+        deleted = 0
+        with self._writing() as connection:
+            for table in ("wink_checkpoints", "wink_steps", "wink_approvals"):
+                deleted += connection.execute(
+                    f"DELETE FROM {table} WHERE evaluation_id = ?", (evaluation_id,)
+                ).rowcount
+        return deleted > 0
+
+    # -- steps ------------------------------------------------------------------------
+
+    def record_step(self, evaluation_id: str, key: str, document: str) -> Step:
+        """Insert a step unless it exists; return the stored one."""
+        now = self._now()
+        with self._writing() as connection:
+            connection.execute(
+                "INSERT INTO wink_steps (evaluation_id, step_key, format_version, document,"
+                " recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (evaluation_id, key, self._format, document, now),
+            )
+            row = connection.execute(
+                "SELECT step_key, format_version, document, recorded_at FROM wink_steps"
+                " WHERE evaluation_id = ? AND step_key = ?",
+                (evaluation_id, key),
+            ).fetchone()
+        return self._step(evaluation_id, row)
+
+    def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
+        """An evaluation's steps in recording order."""
+        rows = self._connection.execute(
+            "SELECT step_key, format_version, document, recorded_at FROM wink_steps"
+            " WHERE evaluation_id = ? ORDER BY rowid",
+            (evaluation_id,),
+        ).fetchall()
+        return tuple(self._step(evaluation_id, row) for row in rows)
+
+    def _step(self, evaluation_id: str, row: Row) -> Step:
+        key, format_version, document, recorded_at = row
+        check_format(
+            format_version,
+            self._format,
+            record=f"step {key!r} of evaluation {evaluation_id!r}",
+        )
+        return Step(
+            evaluation_id=evaluation_id,
+            key=key,
+            document=decode(document),
+            format_version=format_version,
+            recorded_at=from_text(recorded_at),
+        )
+
+    # -- approvals --------------------------------------------------------------------
+
+    def request_approval(
+        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: str
+    ) -> Approval:
+        """Insert a pending approval unless the call has one; return the stored one."""
+        now = self._now()
+        with self._writing() as connection:
+            connection.execute(
+                "INSERT INTO wink_approvals (evaluation_id, call_id, tool_name, format_version,"
+                " arguments, requested_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (evaluation_id, call_id, tool_name, self._format, arguments, now),
+            )
+            row = self._approval_row(evaluation_id, call_id)
+        assert row is not None  # inserted, or already there, inside this transaction
+        return self._approval(row)
+
+    def decide_approval(
+        self,
+        evaluation_id: str,
+        call_id: str,
+        *,
+        decision: ApprovalDecision,
+        message: str | None,
+    ) -> Approval:
+        """Decide a pending approval once."""
+        now = self._now()
+        with self._writing() as connection:
+            row = self._approval_row(evaluation_id, call_id)
+            if row is None:
+                raise UnknownApprovalError(evaluation_id=evaluation_id, call_id=call_id)
+            stored_decision, stored_message = row[6], row[7]
+            if stored_decision is None:
+                connection.execute(
+                    "UPDATE wink_approvals SET decision = ?, message = ?, decided_at = ?"
+                    " WHERE evaluation_id = ? AND call_id = ?",
+                    (decision, message, now, evaluation_id, call_id),
+                )
+                row = (*row[:6], decision, message, now)
+            elif (stored_decision, stored_message) != (decision, message):
+                raise ApprovalConflictError(
+                    evaluation_id=evaluation_id,
+                    call_id=call_id,
+                    decision=decision,
+                    stored_decision=stored_decision,
+                )
+        return self._approval(row)
+
+    def read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
+        """An evaluation's approvals in request order."""
+        rows = self._connection.execute(
+            f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals WHERE evaluation_id = ?"
+            " ORDER BY rowid",
+            (evaluation_id,),
+        ).fetchall()
+        return tuple(self._approval(row) for row in rows)
+
+    def pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]:
+        """Undecided approvals, oldest first."""
+        query = f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals WHERE decision IS NULL"
+        order = " ORDER BY requested_at, rowid"
+        if evaluation_id is None:
+            rows = self._connection.execute(query + order).fetchall()
+        else:
+            rows = self._connection.execute(
+                f"{query} AND evaluation_id = ?{order}", (evaluation_id,)
+            ).fetchall()
+        return tuple(self._approval(row) for row in rows)
+
+    def _approval_row(self, evaluation_id: str, call_id: str) -> Row | None:
+        row: Row | None = self._connection.execute(
+            f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals"
+            " WHERE evaluation_id = ? AND call_id = ?",
+            (evaluation_id, call_id),
+        ).fetchone()
+        return row
+
+    def _approval(self, row: Row) -> Approval:
+        (evaluation_id, call_id, tool_name, format_version, arguments, requested_at) = row[:6]
+        decision, message, decided_at = row[6:]
+        check_format(
+            format_version,
+            self._format,
+            record=f"the approval of call {call_id!r} of evaluation {evaluation_id!r}",
+        )
+        return Approval(
+            evaluation_id=evaluation_id,
+            call_id=call_id,
+            tool_name=tool_name,
+            arguments=decode(arguments),
+            format_version=format_version,
+            requested_at=from_text(requested_at),
+            decision=decision,
+            message=message,
+            decided_at=None if decided_at is None else from_text(decided_at),
+        )

@@ -1,0 +1,143 @@
+"""Opt-in recovery of tool calls written as JSON text, as small local models write them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.adapters.conftest import OpenAILoopback, ok
+from tests.adapters.openai.chat_bodies import completion
+from tests.adapters.openai.test_chat import chat_adapter
+from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
+from weakincentives.adapters.openai._chat_recovery import recover_text_calls
+
+pytest.importorskip("openai")
+
+OFFERED = frozenset({"get_weather", "convert_currency"})
+LISBON = {"city": "Lisbon"}
+
+
+def recovered(text: str) -> list[tuple[str, Any]]:
+    found = recover_text_calls(text, OFFERED, id_prefix="t")
+    return [(call.name, json.loads(call.arguments)) for call in found.calls]
+
+
+class TestRecoveringCalls:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            '```json\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```',
+            '```\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```',
+            '```tool_call\n{"name": "get_weather", "parameters": {"city": "Lisbon"}}\n```',
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n</tool_call>',
+            '{"name": "get_weather", "arguments": "{\\"city\\": \\"Lisbon\\"}"}',
+        ],
+        ids=["json-fence", "bare-fence", "parameters-key", "tags", "whole-reply"],
+    )
+    def test_the_usual_ways_of_writing_a_call_are_read(self, text: str) -> None:
+        """Fences, tags and a reply that is only the call; arguments may be JSON text."""
+        assert recovered(text) == [("get_weather", LISBON)]
+
+    def test_several_calls_in_one_block_or_several_blocks_keep_their_order(self) -> None:
+        """A list of calls, then a second fence, give calls in reading order."""
+        text = (
+            "Checking both.\n```json\n"
+            '[{"name": "get_weather", "arguments": {"city": "Lisbon"}},'
+            ' {"name": "get_weather", "arguments": {"city": "Porto"}}]\n```\n'
+            'and\n```json\n{"name": "convert_currency", "arguments": {}}\n```'
+        )
+        found = recover_text_calls(text, OFFERED, id_prefix="text_call_1")
+        assert [(c.call_id, c.name, c.arguments) for c in found.calls] == [
+            ("text_call_1_1", "get_weather", '{"city": "Lisbon"}'),
+            ("text_call_1_2", "get_weather", '{"city": "Porto"}'),
+            ("text_call_1_3", "convert_currency", "{}"),
+        ]
+        assert found.text == "Checking both.\n\nand"
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            '```json\n{"name": "delete_everything", "arguments": {}}\n```',
+            '```json\n[{"name": "get_weather", "arguments": {}},\n {"name": "rm"}]\n```',
+            '```json\n{"city": "Lisbon"}\n```',
+            '```json\n{"name": "get_weather", "arguments": [1]}\n```',
+            "```json\n[]\n```",
+            '```json\n{"name": "get_weather", "arguments": \n```',
+            "The weather in Lisbon is sunny.",
+            '```python\nprint({"name": "get_weather"})\n```',
+        ],
+        ids=[
+            "not-offered",
+            "one-not-offered",
+            "no-name",
+            "bad-arguments",
+            "empty-list",
+            "broken-json",
+            "prose",
+            "other-language",
+        ],
+    )
+    def test_anything_else_stays_text(self, text: str) -> None:
+        """Only calls to offered tools are read, and only when the whole block is calls."""
+        found = recover_text_calls(text, OFFERED, id_prefix="t")
+        assert found.calls == ()
+        assert found.text == text
+
+    def test_nothing_is_read_when_no_tool_was_offered(self) -> None:
+        """Without offered tools there is nothing a call could name."""
+        text = '{"name": "get_weather", "arguments": {}}'
+        assert recover_text_calls(text, frozenset(), id_prefix="t").calls == ()
+
+
+class TestRecoveryInTheLoop:
+    def test_a_fenced_call_runs_and_is_replayed_as_a_structured_call(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """The call runs; the next request shows it as tool_calls answered by a tool message."""
+        written = (
+            'Let me check.\n```json\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```'
+        )
+        openai_loopback.reply(ok(completion(written)), ok(completion("Sunny in Lisbon.")))
+        adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
+        response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert response.text == "Sunny in Lisbon."
+        (execution,) = response.tool_executions
+        assert execution.call.call_id == "text_call_1_1"
+        assert execution.result.success is True
+        messages = openai_loopback.bodies[1]["messages"]
+        assert messages[1] == {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [
+                {
+                    "id": "text_call_1_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Lisbon"}'},
+                }
+            ],
+        }
+        assert messages[2]["role"] == "tool"
+        assert messages[2]["tool_call_id"] == "text_call_1_1"
+
+    def test_recovered_arguments_are_validated_like_any_others(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """A wrong argument becomes a failed tool result the model reads, not a crash."""
+        written = '```json\n{"name": "get_weather", "arguments": {"town": "Lisbon"}}\n```'
+        openai_loopback.reply(ok(completion(written)), ok(completion("Sorry.")))
+        adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
+        response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert response.tool_results[0].success is False
+        assert "city" in openai_loopback.bodies[1]["messages"][2]["content"]
+
+    def test_without_opting_in_the_text_is_the_answer(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Recovery is off by default: the written call is returned as text, unrun."""
+        written = '```json\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```'
+        openai_loopback.reply(ok(completion(written)))
+        response = chat_adapter(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert response.text == written
+        assert response.tool_executions == ()

@@ -1,0 +1,174 @@
+"""Streamed Chat Completions: chunks folded into text deltas and one completion body."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.adapters.conftest import OpenAILoopback, Reply
+from tests.adapters.openai.chat_bodies import chat_stream, chat_usage, chunk, text_chunks
+from tests.adapters.openai.test_chat import chat_adapter
+from tests.adapters.openai.test_responses import LISBON_OUTPUT, TRIP, WEATHER, trip_prompt
+from weakincentives.adapters._sse import ServerEvent
+from weakincentives.adapters.openai._chat_stream import ChatStreamReader
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.runtime import (
+    InProcessEventBus,
+    PromptExecuted,
+    PromptFailed,
+    Session,
+    TextDelta,
+    TokenUsage,
+)
+
+openai = pytest.importorskip("openai")
+
+
+class TestStreamedReplies:
+    def test_text_arrives_as_deltas_and_usage_is_kept(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Deltas join to the answer; the request asks for usage in the stream."""
+        parts = ["Lisbon ", "will be ", "sunny."]
+        openai_loopback.reply(chat_stream(text_chunks(parts, usage=chat_usage(90, 9))))
+        bus = InProcessEventBus()
+        deltas: list[str] = []
+        bus.subscribe(TextDelta, lambda event: deltas.append(event.text))
+        adapter = chat_adapter(
+            openai_loopback, stream=True, request_options={"stream_options": {"x": 1}}
+        )
+        response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP, bus=bus)
+        assert deltas == parts
+        assert response.text == "Lisbon will be sunny."
+        assert response.usage == TokenUsage(input_tokens=90, output_tokens=9)
+        body = openai_loopback.bodies[0]
+        assert body["stream"] is True
+        assert body["stream_options"] == {"x": 1, "include_usage": True}
+
+    def test_tool_call_fragments_are_joined_per_index(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Ids and names come first, arguments in pieces; calls are ordered by index."""
+        fragments = [
+            chunk({"role": "assistant", "content": None}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 1,
+                            "id": "call_b",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city":"Porto"}'},
+                        }
+                    ]
+                }
+            ),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_a",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": ""},
+                        }
+                    ]
+                }
+            ),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city":'}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Lisbon"}'}}]}),
+            chunk({}, finish_reason="tool_calls"),
+            chunk(usage=chat_usage(50, 20)),
+        ]
+        openai_loopback.reply(
+            chat_stream(fragments), chat_stream(text_chunks(["Sunny and cloudy."]))
+        )
+        response = chat_adapter(openai_loopback, stream=True).evaluate(
+            trip_prompt((WEATHER,)), TRIP
+        )
+        assert [(e.call.call_id, e.call.arguments) for e in response.tool_executions] == [
+            ("call_a", '{"city":"Lisbon"}'),
+            ("call_b", '{"city":"Porto"}'),
+        ]
+        second = openai_loopback.bodies[1]["messages"]
+        assert second[1]["tool_calls"][0]["function"]["arguments"] == '{"city":"Lisbon"}'
+        assert second[2] == {"role": "tool", "tool_call_id": "call_a", "content": LISBON_OUTPUT}
+        assert response.usage.input_tokens == 50 + 120
+
+    @pytest.mark.parametrize(
+        ("reply", "reason"),
+        [
+            (
+                chat_stream([chunk({"content": "Lisbon"})], done=False),
+                "the stream ended before the response completed",
+            ),
+            (
+                Reply(
+                    raw=b'data: {"choices":[{"index":0,"delta":{"content":"Li"}}]}\n\n'
+                    b'data: {"error":{"message":"model overloaded"}}\n\n',
+                    headers={"content-type": "text/event-stream"},
+                ),
+                "the provider reported an error mid-stream: model overloaded",
+            ),
+            (
+                Reply(raw=b"data: {nope\n\n", headers={"content-type": "text/event-stream"}),
+                "a stream event is not a JSON object",
+            ),
+            (
+                chat_stream([chunk({"tool_calls": [{"id": "c"}]})]),
+                "a tool call fragment has no integer index",
+            ),
+        ],
+        ids=["cut-off", "error", "garbage", "fragment-without-index"],
+    )
+    def test_a_broken_stream_is_a_response_error_and_not_a_success(
+        self, openai_loopback: OpenAILoopback, reply: Reply, reason: str
+    ) -> None:
+        """Phase response and PromptFailed; nothing recorded as executed."""
+        openai_loopback.reply(reply)
+        bus = InProcessEventBus()
+        session = Session(bus=bus)
+        with pytest.raises(PromptEvaluationError) as caught:
+            chat_adapter(openai_loopback, stream=True).evaluate(
+                trip_prompt((WEATHER,)), TRIP, bus=bus, session=session
+            )
+        assert caught.value.phase == "response"
+        assert caught.value.reason.startswith(reason)
+        assert session.select(PromptExecuted) == ()
+        assert session.select(PromptFailed)[0].phase == "response"
+
+
+class TestReader:
+    def test_a_refusal_stream_builds_a_refusal_message_and_ignores_what_follows_done(
+        self,
+    ) -> None:
+        """Refusal pieces join; events after [DONE] are ignored."""
+        reader = ChatStreamReader(lambda text: None, prompt_name="p")
+        for data in (
+            '{"id": "c1", "choices": [{"index": 0, "delta": {"refusal": "No, "}}]}',
+            '{"choices": [{"index": 0, "delta": {"refusal": "sorry."}, "finish_reason": "stop"}]}',
+            "[DONE]",
+            '{"choices": [{"index": 0, "delta": {"content": "late"}}]}',
+        ):
+            reader.read(ServerEvent(event=None, data=data))
+        body = reader.result()
+        assert body["id"] == "c1"
+        assert body["choices"] == [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "refusal": "No, sorry."},
+                "finish_reason": "stop",
+            }
+        ]
+
+    def test_the_async_client_streams_too(self, openai_loopback: OpenAILoopback) -> None:
+        """AsyncOpenAI with evaluate_async reads the same stream."""
+        openai_loopback.reply(chat_stream(text_chunks(["Hi", " there."])))
+        adapter = chat_adapter(
+            openai_loopback,
+            stream=True,
+            client=openai.AsyncOpenAI(base_url=openai_loopback.base_url, api_key="k"),
+        )
+        response = asyncio.run(adapter.evaluate_async(trip_prompt((WEATHER,)), TRIP))
+        assert response.text == "Hi there."
