@@ -301,14 +301,13 @@ class _Writer:
         if not made:
             self.namespace[f"d{index}"] = node.section.default_params
             return f"d{index}"
+        # A step asks for its source once (its body or its summary), so no check here.
         local = f"p{index}"
-        if local not in self.known:
-            self.known.add(local)
-            if self.from_walk:
-                self.lines.append(f"{local} = made[{index}]")
-            else:
-                self.namespace[f"_f{index}"] = node.params_factory
-                self.lines.append(f"{local} = _f{index}()")
+        if self.from_walk:
+            self.lines.append(f"{local} = made[{index}]")
+        else:
+            self.namespace[f"_f{index}"] = node.params_factory
+            self.lines.append(f"{local} = _f{index}()")
         return local
 
     def function(
