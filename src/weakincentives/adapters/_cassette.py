@@ -150,8 +150,14 @@ def write_cassette(path: Path, provider: str, exchanges: Sequence[Exchange]) -> 
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     try:
         data = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate in some text: keep it, escaped
-        data = (json.dumps(document, indent=2, allow_nan=False) + "\n").encode("ascii")
+    except UnicodeEncodeError as exc:
+        # A lone surrogate: JSON text could escape it, but no reader of untrusted JSON
+        # (serde.loads) accepts it back, so the cassette would not replay.
+        raise CassetteError(
+            cassette=str(path),
+            reason="cannot be written: an exchange holds text UTF-8 cannot encode "
+            f"({clip(str(exc), 120)})",
+        ) from exc
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as file:

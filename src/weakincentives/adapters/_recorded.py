@@ -119,8 +119,8 @@ class Recorded[RequestT, ReplyT]:
         ]
         if missing:
             raise ConfigValidationError(
-                f"Recorded wraps a provider (OpenAIResponses, AnthropicMessages, OfflineModel, "
-                f"...); a {type(self.provider).__name__} has no {', '.join(missing)}",
+                "Recorded wraps a provider (OpenAIResponses, AnthropicMessages, OfflineModel, "
+                f"...), got a {type(self.provider).__name__}, which has no {', '.join(missing)}",
                 config_type=Recorded,
                 field_name="provider",
                 value=self.provider,
