@@ -11,6 +11,7 @@ import pytest
 
 from tests.adapters.conftest import OpenAILoopback, ok, response_body
 from weakincentives._cli import main
+from weakincentives.serde import JSONValue
 
 REPORT = {
     "severity": "sev2",
@@ -56,7 +57,7 @@ def test_a_real_provider_replays_with_no_key_and_no_server(
     """Recorded against the Responses API (loopback); replayed without a key or a server."""
     pytest.importorskip("openai")
     cassette = tmp_path / "demo.json"
-    answer = {
+    answer: JSONValue = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
