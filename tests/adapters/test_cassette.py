@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,31 @@ class TestTheFile:
         )
         assert replayed.response.text == "Sunny."
 
+    @pytest.mark.parametrize("failing", ["open", "fsync"])
+    def test_a_directory_that_cannot_be_synced_still_gets_the_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+    ) -> None:
+        """Some platforms and file systems refuse to open or fsync a directory."""
+        path = tmp_path / "c.json"
+        real = getattr(os, failing)
+        calls: list[object] = []
+
+        def refuse_the_directory(*arguments: Any) -> Any:
+            calls.append(arguments[0])
+            opened_directory = failing == "open" and arguments[0] == tmp_path
+            synced_directory = (
+                failing == "fsync" and len(calls) == 2
+            )  # the file's, then the directory's
+            if opened_directory or synced_directory:
+                raise OSError(22, "Invalid argument")
+            return real(*arguments)
+
+        monkeypatch.setattr(os, failing, refuse_the_directory)
+        exchange = Exchange.of(round=1, request={"q": 1}, deltas=(), reply={"a": 2})
+        write_cassette(path, "p", (exchange,))
+        monkeypatch.undo()
+        assert read_cassette(path) == ("p", (exchange,))
+
 
 class TestDamage:
     def test_a_file_cut_inside_an_exchange_names_it(self, cassette: Path) -> None:
@@ -177,11 +203,48 @@ class TestDamage:
         error = refusal(cassette)
         assert (error.entry, error.reason) == (None, reason)
 
-    def test_a_json_value_that_is_not_an_object(self, tmp_path: Path) -> None:
+    @pytest.mark.parametrize(
+        ("text", "kind"),
+        [
+            ("[1, 2]", "array"),
+            ("true", "boolean"),
+            ('"x"', "string"),
+            ("null", "null"),
+            ("3", "number"),
+        ],
+    )
+    def test_a_json_value_that_is_not_an_object(self, tmp_path: Path, text: str, kind: str) -> None:
         """A cassette is a JSON object."""
         path = tmp_path / "c.json"
-        path.write_text("[1, 2]", encoding="utf-8")
-        assert refusal(path).reason == "not a cassette: a JSON array, not an object"
+        path.write_text(text, encoding="utf-8")
+        assert refusal(path).reason == f"not a cassette: a JSON {kind}, not an object"
+
+    @pytest.mark.parametrize(
+        ("text", "reason"),
+        [
+            ('{"format": "weakincentives.cas', "expected valid JSON, got invalid JSON"),
+            ('{"exchanges": [], "format": ', "expected valid JSON, got invalid JSON"),
+            ('{"exchanges": [{"round": 1} {"round": 2}]}', "expected valid JSON, got invalid JSON"),
+        ],
+    )
+    def test_a_broken_file_with_no_broken_exchange_gets_the_decoders_reason(
+        self, tmp_path: Path, text: str, reason: str
+    ) -> None:
+        """Cut before the exchanges, after an empty list, or a comma missing between two."""
+        path = tmp_path / "c.json"
+        path.write_text(text, encoding="utf-8")
+        error = refusal(path)
+        assert error.entry is None
+        assert error.reason.startswith(reason)
+
+    def test_a_number_too_long_to_read_names_its_exchange(self, cassette: Path) -> None:
+        """Integer literals past Python's digit limit are refused where they are."""
+        text = cassette.read_text(encoding="utf-8")
+        at = text.index('"round": 2') + len('"round": ')
+        cassette.write_text(text[:at] + "9" * 5000 + text[at + 1 :], encoding="utf-8")
+        error = refusal(cassette)
+        assert error.entry == 1
+        assert error.reason.startswith("invalid JSON: Exceeds the limit (4300 digits)")
 
     @pytest.mark.parametrize(
         ("change", "reason"),

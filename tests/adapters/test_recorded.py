@@ -272,7 +272,7 @@ class TestRecord:
 
 class TestRerecord:
     def test_only_changed_requests_go_to_the_provider(self, cassette: Path) -> None:
-        """Unchanged requests replay; changed ones are sent and rewrite the cassette."""
+        """Unchanged requests replay; changed ones are sent; the cassette becomes this run."""
         recorder = record(cassette, [ScriptedTurn(text="sunny"), ScriptedTurn(text="windy")])
         run(recorder, weather_prompt())
         run(recorder, weather_prompt("Is it windy in Porto?"))
@@ -285,12 +285,13 @@ class TestRerecord:
         adapter = Adapter(
             Recorded(OfflineModel(responder=model), cassette, mode="rerecord"), settings=settings()
         )
-        assert run(adapter, weather_prompt()).response.text == "sunny"
         assert run(adapter, weather_prompt("Is it raining in Faro?")).response.text == "rainy"
+        assert [exchange["reply"]["text"] for exchange in exchanges(cassette)] == ["rainy"]
+        assert run(adapter, weather_prompt()).response.text == "sunny"
         assert asked == [1]
         assert [exchange["reply"]["text"] for exchange in exchanges(cassette)] == [
-            "sunny",
             "rainy",
+            "sunny",
         ]
         replay = replaying(cassette)
         assert run(replay, weather_prompt()).response.text == "sunny"
@@ -343,12 +344,21 @@ class TestConfiguration:
         provider.close()
         assert inner.closed
 
-    def test_a_request_json_cannot_hold_is_refused(self, cassette: Path) -> None:
-        """A provider whose request holds a set cannot be recorded."""
-        adapter = Adapter(Recorded(SetRequests(), cassette, mode="record"))
-        with pytest.raises(
-            ConfigValidationError, match=r"the request holds a set at \$\.tags, which JSON"
-        ):
+    @pytest.mark.parametrize(
+        ("request_value", "complaint"),
+        [
+            ({"tags": {"a"}}, r"the request holds a set at \$\.tags, which JSON cannot hold"),
+            ({"t": [float("nan")]}, r"the request holds nan at \$\.t\[0\], which JSON"),
+            ({"t": {1: "x"}}, r"the request holds the key 1 at \$\.t, which JSON"),
+            (print, r"a request of type builtin_function_or_method cannot be recorded: "),
+        ],
+    )
+    def test_a_request_json_cannot_hold_is_refused(
+        self, cassette: Path, request_value: object, complaint: str
+    ) -> None:
+        """A provider whose request has no JSON form cannot be recorded."""
+        adapter = Adapter(Recorded(OddRequests(request_value), cassette, mode="record"))
+        with pytest.raises(ConfigValidationError, match=complaint):
             run(adapter, weather_prompt())
 
     def test_a_reply_that_would_not_load_back_is_refused(self, cassette: Path) -> None:
@@ -405,11 +415,14 @@ class FailsOnce(_Provider):
         return {"text": "Second try."}
 
 
-class SetRequests(_Provider):
-    """Its requests hold a set."""
+class OddRequests(_Provider):
+    """Its request is whatever it was given."""
 
-    def build_request(self, turn: TurnRequest) -> dict[str, Any]:
-        return {"tags": {"a"}}
+    def __init__(self, request: object) -> None:
+        self.request = request
+
+    def build_request(self, turn: TurnRequest) -> object:
+        return self.request
 
     async def send(self, request: Any, attempt: Attempt, on_text: TextSink) -> dict[str, Any]:
         return {"text": "never"}

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
-from weakincentives._bounded import clip, exception_text, quote
+from weakincentives._bounded import clip, quote
 from weakincentives.adapters._fingerprint import fingerprint, plain_json
 from weakincentives.errors import CassetteError, ConfigValidationError, SerdeError
 from weakincentives.serde import JSONValue, dump_typed, loads, parse_typed
@@ -296,7 +296,7 @@ def _locate(data: bytes) -> tuple[int | None, str | None]:
                 return index, "the file ends inside this exchange (it was cut short)"
             return index, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         except (ValueError, RecursionError) as exc:
-            return index, f"invalid JSON: {clip(exception_text(exc), 120)}"
+            return index, f"invalid JSON: {clip(str(exc), 120)}"
         position = _skip(text, position)
         if position >= len(text):
             return None, f"the file ends after exchange {index} (it was cut short)"
