@@ -97,6 +97,20 @@ class TestTheFile:
         )
         assert replayed.response.text == "Sunny."
 
+    def test_missing_directories_are_created(self, tmp_path: Path) -> None:
+        """A first recording into a directory that does not exist yet."""
+        path = tmp_path / "tests" / "cassettes" / "c.json"
+        exchange = Exchange.of(round=1, request={"q": 1}, deltas=(), reply={"a": 2})
+        write_cassette(path, "p", (exchange,))
+        assert read_cassette(path) == ("p", (exchange,))
+
+    def test_a_path_under_a_file_cannot_be_written(self, tmp_path: Path) -> None:
+        """The parent is a file: nothing is written, the error names the cassette."""
+        (tmp_path / "file").write_text("x", encoding="utf-8")
+        path = tmp_path / "file" / "c.json"
+        with pytest.raises(CassetteError, match=r"cannot be written: \[Errno 17\] File exists"):
+            write_cassette(path, "p", ())
+
     @pytest.mark.parametrize("failing", ["open", "fsync"])
     def test_a_directory_that_cannot_be_synced_still_gets_the_file(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str

@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,7 +141,10 @@ def read_cassette(path: Path) -> tuple[str | None, tuple[Exchange, ...]]:
 
 
 def write_cassette(path: Path, provider: str, exchanges: Sequence[Exchange]) -> None:
-    """Replace the cassette at ``path`` with ``exchanges``, atomically and durably."""
+    """Replace the cassette at ``path`` with ``exchanges``, atomically and durably.
+
+    Missing parent directories are created (a first recording into ``tests/cassettes/``).
+    """
     document = {
         "format": CASSETTE_FORMAT,
         "version": CASSETTE_VERSION,
@@ -158,15 +162,19 @@ def write_cassette(path: Path, provider: str, exchanges: Sequence[Exchange]) -> 
             reason="cannot be written: an exchange holds text UTF-8 cannot encode "
             f"({clip(str(exc), 120)})",
         ) from exc
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary: Path | None = None
     try:
-        with temporary.open("wb") as file:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        temporary = Path(name)
+        with os.fdopen(descriptor, "wb") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
         raise CassetteError(cassette=str(path), reason=f"cannot be written: {exc}") from exc
     _sync_directory(path.parent)
 
