@@ -244,7 +244,7 @@ def _offline_turn(turn: Turn, request: TurnRequest) -> ModelTurn:
         refusal=turn.refusal,
     )
     reader = OfflineModel(responder=lambda _: scripted)
-    attempt = Attempt(number=1, timeout=None, prompt_name="history")
+    attempt = Attempt(number=1, timeout=None, prompt_name="history", round=1)
     return asyncio.run(reader.send(request, attempt, lambda _: None))
 
 
@@ -483,7 +483,7 @@ def hosted_turn(source: str, providers: Providers) -> ModelTurn:
         return providers.anthropic.read_turn((claude.message(*blocks),), {}, request)
     scripted = ScriptedTurn(text="Sunny.", raw_items=(WEB_SEARCH_CALL,))
     reader = OfflineModel(responder=lambda _: scripted)
-    attempt = Attempt(number=1, timeout=None, prompt_name="history")
+    attempt = Attempt(number=1, timeout=None, prompt_name="history", round=1)
     return asyncio.run(reader.send(request, attempt, lambda _: None))
 
 
