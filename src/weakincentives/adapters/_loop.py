@@ -437,6 +437,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         return PromptResponse(
             prompt_name=self._prompt.name,
             evaluation_id=self._id,
+            prompt_ns=self._prompt.ns,
+            prompt_key=self._prompt.key,
             text=text,
             output=cast("OutputT | None", output),
             tool_executions=tuple(self._executions),
