@@ -165,11 +165,17 @@ class SQLiteStore(CheckedStore):
         status: EvaluationStatus,
         session_id: str | None,
         document: str,
+        events: list[tuple[str, str]],
     ) -> Checkpoint:
         return await self._run(
             "save_checkpoint",
             lambda ops: ops.save_checkpoint(
-                evaluation_id, round=round, status=status, session_id=session_id, document=document
+                evaluation_id,
+                round=round,
+                status=status,
+                session_id=session_id,
+                document=document,
+                events=events,
             ),
         )
 
@@ -186,9 +192,20 @@ class SQLiteStore(CheckedStore):
             "delete_evaluation", lambda ops: ops.delete_evaluation(evaluation_id)
         )
 
-    async def _record_step(self, evaluation_id: str, key: str, document: str) -> Step:
+    async def _record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: str,
+        *,
+        session_id: str | None,
+        events: list[tuple[str, str]],
+    ) -> Step:
         return await self._run(
-            "record_step", lambda ops: ops.record_step(evaluation_id, key, document)
+            "record_step",
+            lambda ops: ops.record_step(
+                evaluation_id, key, document, session_id=session_id, events=events
+            ),
         )
 
     async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
