@@ -15,6 +15,7 @@ import pytest
 from tests.store.conftest import Backend
 from tests.store.test_processes import finish, mark_writes, spawn
 from weakincentives.errors import CheckpointConflictError, DocumentError, StoreUsageError
+from weakincentives.serde import JSONValue
 from weakincentives.store import NewEvent, SyncStore
 
 
@@ -93,7 +94,7 @@ def test_a_refused_checkpoint_appends_nothing(store: SyncStore) -> None:
 def test_racing_writers_of_one_step_append_one_set_of_events(backend: Backend) -> None:
     """Ten tasks record one key, each with its own event: the log gets exactly the winner's."""
 
-    async def scenario() -> tuple[object, list[object]]:
+    async def scenario() -> tuple[JSONValue, list[JSONValue]]:
         async with backend.store() as store:
             steps = await asyncio.gather(
                 *(
