@@ -167,7 +167,9 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         earlier = _continuation(continue_from, prompt_name=as_prompt.name)
         channels = resolve_channels(bus, session)
         chosen = disclosure if disclosure is not None else self._settings.disclosure
-        if store is not None:
+        if store is None:
+            _check_no_approvals(as_prompt)
+        else:
             return await start_evaluation(
                 self._launch(),
                 store_of(store),
@@ -339,6 +341,18 @@ def _check_deadline(deadline: object) -> None:
             "e.g. datetime.now(UTC) + timedelta(seconds=30)",
             field_name="deadline",
             value=deadline,
+        )
+
+
+def _check_no_approvals(prompt: Prompt[Any]) -> None:
+    """A tool that requires approval needs a store to wait in: refuse before any request."""
+    waiting = [tool.name for tool in prompt.template.declared_tools() if tool.requires_approval]
+    if waiting:
+        raise ConfigValidationError(
+            f"tools {', '.join(map(repr, waiting))} require approval, so an evaluation must "
+            "be able to wait for a person's decision: pass store= (e.g. "
+            "store=SQLiteStore('evals.db')) to evaluate",
+            field_name="store",
         )
 
 

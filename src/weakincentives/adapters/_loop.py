@@ -202,6 +202,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 outcome = await self._run_tools(render, turn)
                 self._executions.extend(outcome.executions)
                 history.extend(outcome.outputs)
+                if outcome.pending:
+                    return await self._pause(render, history, outcome.pending)
                 requested = requested_sections(outcome.halt)
                 if outcome.halt is None:
                     await self._steps.checkpoint(Progress(round=self._rounds, status="running"))
@@ -493,6 +495,37 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             model=self._provider.model,
         )
         await self._steps.checkpoint(Progress(round=self._rounds, status="done", response=response))
+        return response
+
+    async def _pause(
+        self,
+        render: _Render,
+        history: list[ConversationItem],
+        pending: tuple[ToolCall, ...],
+    ) -> PromptResponse[OutputT]:
+        """Stop until a person decides on ``pending``; the response lists them.
+
+        Nothing ends: no ``PromptExecuted`` is published, and resuming the evaluation
+        once the calls are decided carries the same round on.
+        """
+        response: PromptResponse[OutputT] = PromptResponse(
+            prompt_name=self._prompt.name,
+            evaluation_id=self._id,
+            prompt_ns=self._prompt.ns,
+            prompt_key=self._prompt.key,
+            text="",
+            output=None,
+            tool_executions=tuple(self._executions),
+            usage=self._usage,
+            rounds=self._rounds,
+            rendered=cast("RenderedPrompt[OutputT]", render.rendered),
+            conversation=tuple(history),
+            model=self._provider.model,
+            pending_approvals=pending,
+        )
+        await self._steps.checkpoint(
+            Progress(round=self._rounds, status="paused", response=response)
+        )
         return response
 
     async def _failed(self, phase: FailurePhase, error: BaseException) -> None:

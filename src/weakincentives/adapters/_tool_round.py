@@ -8,7 +8,9 @@ are sent back, in the order the model issued them.
 
 With a step runner (a durable or Temporal evaluation), every call, refusals included,
 is a step of its own (``round:<n>/call:<call id>``) that the runner may run, record or
-replay; without one (in process), batches take the fast path of
+replay, and a call whose tool requires approval first asks the runner for a decision
+(``_approvals``): it runs when approved, fails when denied, and waits when there is
+none yet. Without a runner (in process), batches take the fast path of
 ``execute_tool_calls``.
 """
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from weakincentives._direct import direct_constructor
+from weakincentives.adapters._approvals import Approvals
 from weakincentives.adapters._response import Halt
 from weakincentives.adapters._step_runner import StepRunner
 from weakincentives.adapters._turns import ToolOutputMessage
@@ -83,6 +86,8 @@ class RoundResult:
     halt: Halt | None
     skipped: tuple[ToolCall, ...]
     """Calls after a successful terminal call; they did not run."""
+    pending: tuple[ToolCall, ...] = ()
+    """Calls that wait for a person's approval; they did not run (yet)."""
 
 
 class _OrderedPublisher:
@@ -90,13 +95,16 @@ class _OrderedPublisher:
 
     def __init__(self, scope: ExecutionScope) -> None:
         self._scope = scope
-        self._waiting: dict[int, ToolInvoked] = {}
+        self._waiting: dict[int, ToolInvoked | None] = {}
         self._next = 0
 
-    def done(self, index: int, event: ToolInvoked) -> None:
+    def done(self, index: int, event: ToolInvoked | None) -> None:
+        """Call ``index`` has its event (None: it has none, it waits for approval)."""
         self._waiting[index] = event
         while self._next in self._waiting:
-            publish_tool_invoked(self._scope, self._waiting.pop(self._next))
+            ready = self._waiting.pop(self._next)
+            if ready is not None:
+                publish_tool_invoked(self._scope, ready)
             self._next += 1
 
 
@@ -142,6 +150,7 @@ class _Round:
         self._notes: list[list[str]] = [[] for _ in calls]
         self._first_index: dict[str, int] = {}
         self._publisher = _OrderedPublisher(scope)
+        self._approvals = Approvals()
 
     async def run(self, ledger: CallLedger) -> RoundResult:
         calls = self._calls
@@ -156,12 +165,14 @@ class _Round:
             if count > 1 and count > before:
                 self._notes[index].append(_repeat_note(count))
             runnable.add(index)
+        if self._steps is not None:
+            await self._approvals.ask(calls, runnable, self._tools, self._steps, self._round)
         halt: Halt | None = None
         skipped: tuple[ToolCall, ...] = ()
         position = 0
         while position < len(calls) and halt is None:
             if position not in runnable:
-                await self._refuse_duplicate(position)
+                await self._set_aside(position)
                 position += 1
                 continue
             tool = self._tools.get(calls[position].name)
@@ -182,9 +193,16 @@ class _Round:
             # Reused call ids in the batch's span are refused in order, after the batch.
             for index in range(position, end):
                 if index not in runnable:
-                    await self._refuse_duplicate(index)
+                    await self._set_aside(index)
             position = end
         return self._collect(halt, skipped)
+
+    async def _set_aside(self, index: int) -> None:
+        """A call that does not run now: it waits for approval, or reuses an id."""
+        if index in self._approvals.pending:
+            self._publisher.done(index, None)
+        else:
+            await self._refuse_duplicate(index)
 
     async def _run_batch(self, batch: list[int]) -> None:
         """Run ``batch`` concurrently; each result is kept and published as it lands."""
@@ -215,6 +233,13 @@ class _Round:
         call = self._calls[index]
         if self._steps is None:
             execution = await execute_tool_call(call, self._scope, publish=False)
+        elif index in self._approvals.denied:
+            message = self._approvals.denied[index]
+
+            async def deny() -> ToolExecution:
+                return refuse_tool_call(call, self._scope, message)
+
+            execution = await self._stepped(index, deny, self._tools.get(call.name))
         else:
 
             async def run() -> ToolExecution:
@@ -307,7 +332,8 @@ class _Round:
                     success=execution.result.success,
                 )
             )
-        return RoundResult(executions, tuple(outputs), halt, skipped)
+        pending = tuple(self._calls[index] for index in sorted(self._approvals.pending))
+        return RoundResult(executions, tuple(outputs), halt, skipped, pending)
 
 
 _make_output = direct_constructor(ToolOutputMessage)
