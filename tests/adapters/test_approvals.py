@@ -114,6 +114,13 @@ class TestTheFlag:
         def edit(params: Target, *, context: ToolContext) -> ToolResult[str]:
             return ToolResult(message="edited")
 
+        always = Tool[Target, str](
+            name="always",
+            description="Always asks.",
+            handler=lambda params, *, context: ToolResult(message="x"),
+            requires_approval=True,
+        )
+        assert always.approval_needed(Target(path="/tmp/x")) is True
         assert edit.approval_needed(Target(path="/etc/hosts")) is True
         assert edit.approval_needed(Target(path="/tmp/x")) is False
         with caplog.at_level(logging.WARNING, logger="weakincentives.prompt"):

@@ -287,3 +287,24 @@ def test_the_in_process_runner_refuses_approvals_without_a_store() -> None:
     with pytest.raises(ConfigValidationError, match="pass store= to evaluate") as caught:
         asyncio.run(IN_PROCESS.approval("round:1/approval:a", call, tool))
     assert caught.value.field_name == "store"
+
+
+def test_the_in_process_runner_runs_each_step_as_it_comes() -> None:
+    """Its send and call only await the step's own closure."""
+
+    async def send() -> Sent[str]:
+        return Sent(reply="reply", deltas=("a",))
+
+    async def call() -> ToolInvoked:
+        raise LookupError("ran")
+
+    assert asyncio.run(IN_PROCESS.send("round:1/send", {}, send)) == Sent(
+        reply="reply", deltas=("a",)
+    )
+    with pytest.raises(LookupError, match="ran"):
+        asyncio.run(
+            IN_PROCESS.call(
+                "round:1/call:a", ToolCall(call_id="a", name="x", arguments="{}"), None, call
+            )
+        )
+    assert asyncio.run(IN_PROCESS.checkpoint(Progress(round=1, status="running"))) is None

@@ -30,7 +30,6 @@ from weakincentives._portal import run_sync
 from weakincentives.adapters._channels import resolve_channels
 from weakincentives.adapters._disclosure import resume_items
 from weakincentives.adapters._history import check_conversation
-from weakincentives.adapters._loop import Evaluation
 from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._response import PromptResponse
 from weakincentives.adapters._resume import (
@@ -156,49 +155,24 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         """
         self._check_open()
         _check_deadline(deadline)
-        if disclosure is not None and not isinstance(disclosure, Disclosure):
-            raise ConfigValidationError(
-                f"disclosure must be a Disclosure, got {type(disclosure).__name__}",
-                config_type=Disclosure,
-                field_name="disclosure",
-                value=disclosure,
-            )
+        _check_disclosure(disclosure)
         as_prompt = _as_prompt(prompt)
         earlier = _continuation(continue_from, prompt_name=as_prompt.name)
-        channels = resolve_channels(bus, session)
-        chosen = disclosure if disclosure is not None else self._settings.disclosure
         if store is None:
             _check_no_approvals(as_prompt)
-        else:
-            return await start_evaluation(
-                self._launch(),
-                store_of(store),
-                as_prompt,
-                params,
-                channels=channels,
-                disclosure=chosen,
-                overrides=visibility_overrides,
-                deadline=deadline,
-                earlier=earlier,
-                extras=extras,
-                evaluation_id=evaluation_id,
-            )
-        evaluation = Evaluation[Any, Any, OutputT](
-            provider=self._provider,
-            adapter=self,
-            prompt=as_prompt,
-            params=params,
-            channels=channels,
-            settings=self._settings,
-            disclosure=chosen,
+        return await start_evaluation(
+            self._launch(),
+            None if store is None else store_of(store),
+            as_prompt,
+            params,
+            channels=resolve_channels(bus, session),
+            disclosure=disclosure if disclosure is not None else self._settings.disclosure,
             overrides=visibility_overrides,
             deadline=deadline,
             earlier=earlier,
-            executor=self._thread_pool(),
             extras=extras,
             evaluation_id=evaluation_id,
         )
-        return await evaluation.run()
 
     def resume[OutputT](
         self,
@@ -341,6 +315,16 @@ def _check_deadline(deadline: object) -> None:
             "e.g. datetime.now(UTC) + timedelta(seconds=30)",
             field_name="deadline",
             value=deadline,
+        )
+
+
+def _check_disclosure(disclosure: object) -> None:
+    if disclosure is not None and not isinstance(disclosure, Disclosure):
+        raise ConfigValidationError(
+            f"disclosure must be a Disclosure, got {type(disclosure).__name__}",
+            config_type=Disclosure,
+            field_name="disclosure",
+            value=disclosure,
         )
 
 

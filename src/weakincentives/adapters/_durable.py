@@ -253,8 +253,7 @@ class DurableSteps:
         if progress.status == "failed":
             await self._fail(progress)
             return
-        saved_round, saved_status = self._saved
-        if (progress.round, progress.status) <= (saved_round, saved_status):
+        if progress.round < self._saved[0] or (progress.round, progress.status) == self._saved:
             return  # a replayed round: its checkpoint is saved already
         events = self._bus.take_pending() if progress.status == "paused" else []
         await self._save(progress.round, progress.status, self._document, events)
@@ -287,8 +286,10 @@ class DurableSteps:
                 "error_type": failure.error_type,
             },
         }
+        # A failure while replaying (a changed request) keeps the round reached before.
+        round_number = max(progress.round, self._saved[0])
         try:
-            await self._save(progress.round, "failed", document, self._bus.take_pending())
+            await self._save(round_number, "failed", document, self._bus.take_pending())
         except StoreError as error:  # the evaluation's own failure is what the caller sees
             logger.error(
                 "could not save the failed checkpoint of evaluation %s: %s",

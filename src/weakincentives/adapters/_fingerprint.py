@@ -109,7 +109,9 @@ def _item_changes(path: str, old: list[Any], new: list[Any], values: Any) -> lis
 
 def _order(current: Mapping[str, object], before: Mapping[str, object]) -> Any:
     """Members in the request's own order, then the removed ones."""
-    positions = {name: index for index, name in enumerate([*current, *before])}
+    positions: dict[str, int] = {}
+    for name in [*current, *before]:
+        positions.setdefault(name, len(positions))
     return lambda name: positions[name]
 
 

@@ -161,11 +161,6 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         )
         self._ledger = CallLedger(limit=settings.max_identical_calls)
 
-    @property
-    def evaluation_id(self) -> str:
-        """Shared by every event of the evaluation (and its checkpoints, when durable)."""
-        return self._id
-
     async def run(self) -> PromptResponse[OutputT]:
         """Evaluate; publish ``PromptFailed`` and re-raise when anything goes wrong."""
         try:

@@ -1,4 +1,4 @@
-"""Durable evaluations: start one on a store, and resume one by its id in any process.
+"""Starting evaluations (in process or on a store), and resuming durable ones by id.
 
 Starting saves a checkpoint (round 0) before the first request, holding what a resume
 needs to rebuild the evaluation: the prompt's ``ns``/``key``, the bound params, the
@@ -29,6 +29,7 @@ from weakincentives.adapters._loop import Evaluation
 from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._response import RESPONSE_DOCUMENT, PromptResponse
 from weakincentives.adapters._settings import Disclosure, LoopSettings
+from weakincentives.adapters._step_runner import IN_PROCESS, StepRunner
 from weakincentives.adapters._turns import ConversationItem
 from weakincentives.errors import ConfigValidationError, ResumeError, SchemaError
 from weakincentives.prompt import (
@@ -83,7 +84,7 @@ _STORE_METHODS = ("record_step", "read_steps", "save_checkpoint", "load_checkpoi
 
 async def start_evaluation[OutputT](
     launch: Launch,
-    store: Store,
+    store: Store | None,
     prompt: Prompt[OutputT],
     params: tuple[object, ...],
     *,
@@ -95,48 +96,37 @@ async def start_evaluation[OutputT](
     extras: Mapping[str, object] | None,
     evaluation_id: str | None,
 ) -> PromptResponse[OutputT]:
-    """Save the first checkpoint, then run the loop with every step recorded in ``store``."""
-    settings = launch.settings
-    if evaluation_id is None:
-        evaluation_id = settings.new_id()
-    elif await store.load_checkpoint(evaluation_id) is not None:
-        raise ConfigValidationError(
-            f"the store already holds an evaluation {evaluation_id!r}; resume it with "
-            "adapter.resume, or start a new one with another evaluation_id",
-            field_name="evaluation_id",
-            value=evaluation_id,
+    """Run an evaluation: in process, or (with ``store``) with every step recorded there."""
+    steps: StepRunner = IN_PROCESS
+    started: datetime | None = None
+    if store is not None:
+        if evaluation_id is None:
+            evaluation_id = launch.settings.new_id()
+        started = launch.settings.clock()
+        durable = await _start(
+            store,
+            evaluation_id,
+            _document(
+                prompt.bind(*params),
+                overrides=overrides,
+                deadline=deadline,
+                disclosure=disclosure,
+                earlier=earlier,
+                extras=extras,
+                session_id=str(channels.session.session_id),
+                started=started,
+            ),
+            prompt_name=prompt.name,
+            bus=channels.bus,
         )
-    started = settings.clock()
-    session_id = str(channels.session.session_id)
-    document = _document(
-        prompt.bind(*params),
-        overrides=overrides,
-        deadline=deadline,
-        disclosure=disclosure,
-        earlier=earlier,
-        extras=extras,
-        session_id=session_id,
-        started=started,
-    )
-    await store.save_checkpoint(
-        evaluation_id, round=0, status="running", document=document, session_id=session_id
-    )
-    steps = DurableSteps(
-        store=store,
-        evaluation_id=evaluation_id,
-        session_id=session_id,
-        prompt_name=prompt.name,
-        document=document,
-        bus=channels.bus,
-        saved=(0, "running"),
-    )
+        steps, channels = durable, Channels(durable.bus, channels.session)
     evaluation = Evaluation[Any, Any, OutputT](
         provider=launch.provider,
         adapter=launch.adapter,
         prompt=prompt,
         params=params,
-        channels=Channels(steps.bus, channels.session),
-        settings=settings,
+        channels=channels,
+        settings=launch.settings,
         disclosure=disclosure,
         overrides=overrides,
         deadline=deadline,
@@ -148,6 +138,37 @@ async def start_evaluation[OutputT](
         started_at=started,
     )
     return await evaluation.run()
+
+
+async def _start(
+    store: Store,
+    evaluation_id: str,
+    document: dict[str, JSONValue],
+    *,
+    prompt_name: str,
+    bus: EventPublisher,
+) -> DurableSteps:
+    """Save the first checkpoint (round 0) of a new durable evaluation; its runner."""
+    if await store.load_checkpoint(evaluation_id) is not None:
+        raise ConfigValidationError(
+            f"the store already holds an evaluation {evaluation_id!r}; resume it with "
+            "adapter.resume, or start a new one with another evaluation_id",
+            field_name="evaluation_id",
+            value=evaluation_id,
+        )
+    session_id = str(document["session_id"])
+    await store.save_checkpoint(
+        evaluation_id, round=0, status="running", document=document, session_id=session_id
+    )
+    return DurableSteps(
+        store=store,
+        evaluation_id=evaluation_id,
+        session_id=session_id,
+        prompt_name=prompt_name,
+        document=document,
+        bus=bus,
+        saved=(0, "running"),
+    )
 
 
 async def resume_evaluation[OutputT](
