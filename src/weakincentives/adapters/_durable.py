@@ -25,7 +25,7 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from weakincentives.adapters._fingerprint import fingerprint, fingerprint_changes
 from weakincentives.adapters._response import RESPONSE_DOCUMENT
@@ -40,7 +40,7 @@ from weakincentives.runtime import (
     ToolInvoked,
 )
 from weakincentives.serde import JSONValue, dump_typed, loads, parse_typed
-from weakincentives.store import Approval, NewEvent, Step, Store
+from weakincentives.store import Approval, EvaluationStatus, NewEvent, Step, Store
 
 __all__ = ["DurableBus", "DurableSteps", "event_record"]
 
@@ -147,7 +147,7 @@ class DurableSteps:
         bus: EventPublisher,
         journal: tuple[Step, ...] = (),
         approvals: tuple[Approval, ...] = (),
-        saved: tuple[int, str] = (-1, ""),
+        saved: tuple[int, EvaluationStatus | None] = (-1, None),
     ) -> None:
         self._store = store
         self._evaluation_id = evaluation_id
@@ -197,7 +197,7 @@ class DurableSteps:
             )
         deltas = document.get("deltas")
         return Sent(
-            reply=parse_typed(object, document["reply"]),  # type: ignore[arg-type]
+            reply=cast("ReplyT", parse_typed(object, document["reply"])),
             deltas=tuple(str(text) for text in deltas) if isinstance(deltas, list) else (),
         )
 
@@ -306,12 +306,16 @@ class DurableSteps:
         )
 
     async def _save(
-        self, round_number: int, status: str, document: JSONValue, events: list[NewEvent]
+        self,
+        round_number: int,
+        status: EvaluationStatus,
+        document: JSONValue,
+        events: list[NewEvent],
     ) -> None:
         await self._store.save_checkpoint(
             self._evaluation_id,
             round=round_number,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             document=document,
             session_id=self._session_id,
             events=events,

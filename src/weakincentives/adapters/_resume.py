@@ -220,7 +220,7 @@ async def resume_evaluation[OutputT](
         channels=Channels(steps.bus, channels.session),
         settings=launch.settings,
         disclosure=parse_typed(Disclosure, document["disclosure"]),
-        overrides=parse_typed(_Overrides, document["overrides"]),  # type: ignore[arg-type]
+        overrides=_overrides(document["overrides"]),
         deadline=None if deadline is None else datetime.fromisoformat(str(deadline)),
         earlier=parse_typed(tuple[ConversationItem, ...], document["earlier"]),
         executor=launch.executor,
@@ -256,6 +256,13 @@ def _document(
         "session_id": session_id,
         "started_at": started.isoformat(),
     }
+
+
+def _overrides(stored: JSONValue) -> VisibilityOverrides:
+    """The visibility overrides a checkpoint holds (pairs of a section path and a visibility)."""
+    declared: Any = _Overrides  # a type alias: parse_typed reads it as the type it names
+    overrides: VisibilityOverrides = parse_typed(declared, stored)
+    return overrides
 
 
 def _storable(extras: Mapping[str, object]) -> JSONValue:
