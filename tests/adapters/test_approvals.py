@@ -12,6 +12,7 @@ import asyncio
 import logging
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,23 @@ def answer_with_outputs(request: TurnRequest) -> ScriptedTurn:
     return ScriptedTurn(text=" | ".join(f"{o.call_id}:{o.success}" for o in outputs))
 
 
+_OPEN: list[Adapter[Any]] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_adapters() -> Iterator[None]:
+    """Every adapter a test made is closed after it, so no worker thread outlives it."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def offline(responder: Any) -> Adapter[OfflineModel]:
+    made = OfflineAdapter(responder=responder)
+    _OPEN.append(made)
+    return made
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> SyncStore:
     return SyncStore(SQLiteStore(tmp_path / "approvals.db"))
@@ -133,8 +151,11 @@ class TestTheFlag:
         """Nowhere to wait for the decision: a ConfigValidationError, and nothing is sent."""
         ran: list[str] = []
         model = OfflineModel(responder=answer_with_outputs)
-        with pytest.raises(ConfigValidationError, match="pass store=") as caught:
-            Adapter(model).evaluate(files_prompt(*file_tools(ran)))
+        with (
+            Adapter(model) as refusing,
+            pytest.raises(ConfigValidationError, match="pass store=") as caught,
+        ):
+            refusing.evaluate(files_prompt(*file_tools(ran)))
         assert caught.value.field_name == "store"
         assert "'delete'" in str(caught.value)
         assert model.requests == ()
@@ -144,7 +165,7 @@ class TestOffline:
     def test_the_evaluation_pauses_with_the_pending_calls(self, store: SyncStore) -> None:
         """The other calls run; the response lists the waiting ones and the store keeps them."""
         ran: list[str] = []
-        adapter = OfflineAdapter(responder=answer_with_outputs)
+        adapter = offline(answer_with_outputs)
         with store:
             response = adapter.evaluate(
                 files_prompt(*file_tools(ran)), store=store, evaluation_id="e1"
@@ -181,7 +202,7 @@ class TestOffline:
     ) -> None:
         """A resume with calls still undecided returns the same pending calls."""
         ran: list[str] = []
-        adapter = OfflineAdapter(responder=answer_with_outputs)
+        adapter = offline(answer_with_outputs)
         prompt = files_prompt(*file_tools(ran))
         with store:
             adapter.evaluate(prompt, store=store, evaluation_id="e1")
@@ -200,7 +221,7 @@ class TestOffline:
         bus = InProcessEventBus()
         invoked: list[ToolInvoked] = []
         bus.subscribe(ToolInvoked, invoked.append)
-        adapter = OfflineAdapter(responder=answer_with_outputs)
+        adapter = offline(answer_with_outputs)
         prompt = files_prompt(*file_tools(ran))
         with store:
             adapter.evaluate(prompt, store=store, evaluation_id="e1")
@@ -247,9 +268,7 @@ class TestOffline:
             return ScriptedTurn(text="ok")
 
         with store:
-            response = OfflineAdapter(responder=respond).evaluate(
-                files_prompt(guarded), store=store
-            )
+            response = offline(respond).evaluate(files_prompt(guarded), store=store)
         assert [call.call_id for call in response.pending_approvals] == ["x"]
         assert ran == ["/tmp/t"]  # the call with bad arguments needed no approval: it failed
         assert response.tool_executions[1].result.success is False
@@ -287,6 +306,7 @@ def test_every_sdk_adapter_pauses_and_resumes_without_resending(
         wired.reply(Turn(text="Tidied.")),
     )
     adapter = wired.adapter(openai_loopback, kind)
+    _OPEN.append(adapter)
 
     async def scenario() -> tuple[PromptResponse[Any], PromptResponse[Any]]:
         async with SQLiteStore(tmp_path / "wire.db") as store:
@@ -368,11 +388,11 @@ def test_a_person_decides_in_another_process_hours_later(tmp_path: Path) -> None
         assert waited == [21600.0, 21600.0]
         session = Session()
         with pytest.raises(ResumeError, match="records into session") as caught:
-            OfflineAdapter(responder=answer_with_outputs).resume(
+            offline(answer_with_outputs).resume(
                 "later", files_prompt(*file_tools(ran)), store=store, session=session
             )
         assert caught.value.evaluation_id == "later"
-        response = OfflineAdapter(responder=answer_with_outputs).resume(
+        response = offline(answer_with_outputs).resume(
             "later", files_prompt(*file_tools(ran)), store=store
         )
     assert ran == ["delete /a"]  # look ran in process 1, and never again

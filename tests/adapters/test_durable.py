@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -124,12 +125,25 @@ def topic_prompt(tool: Tool[Topic, str], *, template: str = "Look up ${name}.") 
     )
 
 
+_OPEN: list[Adapter[Any]] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_adapters() -> Iterator[None]:
+    """Every adapter a test made is closed after it, so no worker thread outlives it."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
 def adapter(model: Model, clock: FakeClock | None = None) -> Adapter[OfflineModel]:
     counter = iter(range(1, 1_000))
     settings = LoopSettings(
         clock=clock or FakeClock(), new_id=lambda: f"id-{next(counter)}", output_retries=0
     )
-    return Adapter(OfflineModel(responder=model, stream_chunk_size=5), settings=settings)
+    made = Adapter(OfflineModel(responder=model, stream_chunk_size=5), settings=settings)
+    _OPEN.append(made)
+    return made
 
 
 @pytest.fixture
@@ -762,3 +776,42 @@ def test_approval_requests_store_the_arguments_as_json(tmp_path: Path) -> None:
             return [approval.arguments for approval in await store.read_approvals("e1")]
 
     assert asyncio.run(scenario()) == [{"x": 1}, {"y": [1]}, "{oops"]
+
+
+def test_a_nested_evaluation_in_a_handler_records_with_its_call(store: SyncStore) -> None:
+    """A handler evaluates another prompt on its context's bus and session: its events are
+    written with the call that ran it, and the session records each once."""
+    inner_prompt = Prompt(
+        ns="tests/durable",
+        key="inner",
+        sections=[MarkdownSection(title="X", key="x", template="x")],
+    )
+
+    def delegate(params: Topic, *, context: ToolContext) -> ToolResult[str]:
+        with Adapter(OfflineModel([ScriptedTurn(text="inner answer")])) as nested:
+            answer = nested.evaluate(inner_prompt, bus=context.event_bus, session=context.session)
+        return ToolResult(message=answer.text)
+
+    tool = Tool[Topic, str](name="lookup", description="Delegate.", handler=delegate)
+    bus = InProcessEventBus()
+    session = Session(bus=bus, session_id=SESSION)
+    with store:
+        response = adapter(Model()).evaluate(
+            topic_prompt(tool), Topic(name="t"), store=store, evaluation_id="e1", session=session
+        )
+        assert response.text == "Found: inner answer"
+        (call_step,) = [step for step in store.read_steps("e1") if step.key == "round:1/call:c1"]
+        assert call_step.key == "round:1/call:c1"
+        assert log_types(store) == [
+            "PromptRendered",
+            "TextDelta",
+            "TextDelta",
+            "PromptRendered",  # the nested evaluation's, written with the call
+            "TextDelta",
+            "PromptExecuted",
+            "ToolInvoked",
+            *["TextDelta"] * 4,  # "Found: inner answer" in pieces of 5 characters
+            "PromptExecuted",
+        ]
+    assert len(session.select(PromptExecuted)) == 2
+    assert len(session.select(PromptRendered)) == 2

@@ -107,6 +107,11 @@ class DurableBus:
         self._pending.append(event_record(event))
         return self._inner.publish(event)
 
+    @property
+    def inner(self) -> EventPublisher:
+        """The bus the caller's subscribers (and session) listen to."""
+        return self._inner
+
     def mark(self, event: ToolInvoked, mark: Mark) -> None:
         """Note that ``event`` is in the log (``logged``: still to publish; ``replayed``: not)."""
         self._marks[id(event)] = (event, mark)
