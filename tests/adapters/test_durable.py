@@ -778,7 +778,10 @@ def test_approval_requests_store_the_arguments_as_json(tmp_path: Path) -> None:
     assert asyncio.run(scenario()) == [{"x": 1}, {"y": [1]}, "{oops"]
 
 
-def test_a_nested_evaluation_in_a_handler_records_with_its_call(store: SyncStore) -> None:
+@pytest.mark.parametrize("with_bus", [True, False])
+def test_a_nested_evaluation_in_a_handler_records_with_its_call(
+    store: SyncStore, with_bus: bool
+) -> None:
     """A handler evaluates another prompt on its context's bus and session: its events are
     written with the call that ran it, and the session records each once."""
     inner_prompt = Prompt(
@@ -793,8 +796,7 @@ def test_a_nested_evaluation_in_a_handler_records_with_its_call(store: SyncStore
         return ToolResult(message=answer.text)
 
     tool = Tool[Topic, str](name="lookup", description="Delegate.", handler=delegate)
-    bus = InProcessEventBus()
-    session = Session(bus=bus, session_id=SESSION)
+    session = Session(bus=InProcessEventBus() if with_bus else None, session_id=SESSION)
     with store:
         response = adapter(Model()).evaluate(
             topic_prompt(tool), Topic(name="t"), store=store, evaluation_id="e1", session=session
