@@ -112,7 +112,7 @@ def lookup_tool(ran: list[str], *, description: str = "Look a topic up.") -> Too
     return Tool[Topic, str](name="lookup", description=description, handler=lookup)
 
 
-def topic_prompt(tool: Tool[Topic, str], *, template: str = "Look up ${name}.") -> Prompt[Any]:
+def topic_prompt(tool: Tool[Topic, Any], *, template: str = "Look up ${name}.") -> Prompt[Any]:
     return Prompt(
         ns="tests/durable",
         key="topics",
@@ -817,3 +817,29 @@ def test_a_nested_evaluation_in_a_handler_records_with_its_call(
         ]
     assert len(session.select(PromptExecuted)) == 2
     assert len(session.select(PromptRendered)) == 2
+
+
+def test_a_result_that_cannot_be_stored_fails_the_evaluation_naming_the_call(
+    store: SyncStore,
+) -> None:
+    """A durable evaluation records every result: an unstorable one is a phase tool error."""
+
+    @dataclass(frozen=True)
+    class Local:  # defined in a function: it has no name a later process could load
+        value: int
+
+    def local(params: Topic, *, context: ToolContext) -> ToolResult[Local]:
+        return ToolResult(message="made", value=Local(value=1))
+
+    tool = Tool[Topic, Local](name="lookup", description="Local.", handler=local)
+    with (
+        store,
+        pytest.raises(
+            PromptEvaluationError, match="call 'c1' of tool 'lookup' cannot be recorded"
+        ) as caught,
+    ):
+        adapter(Model()).evaluate(
+            topic_prompt(tool), Topic(name="t"), store=store, evaluation_id="e1"
+        )
+    assert caught.value.phase == "tool"
+    assert "Local is defined inside a function" in caught.value.reason

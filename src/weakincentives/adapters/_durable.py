@@ -30,7 +30,12 @@ from typing import Any, Literal, cast
 from weakincentives.adapters._fingerprint import fingerprint, fingerprint_changes
 from weakincentives.adapters._response import RESPONSE_DOCUMENT
 from weakincentives.adapters._step_runner import Decision, Progress, Sent
-from weakincentives.errors import ReplayMismatchError, StoreError
+from weakincentives.errors import (
+    PromptEvaluationError,
+    ReplayMismatchError,
+    SchemaError,
+    StoreError,
+)
 from weakincentives.prompt import EventPublisher, Tool
 from weakincentives.runtime import (
     EVENT_DOCUMENT,
@@ -222,8 +227,17 @@ class DurableSteps:
             event = await run()
         finally:
             _CALL.reset(token)
-        document: JSONValue = {"event": dump_typed(event, ToolInvoked)}
-        records = [*bucket.records, event_record(event)]
+        try:
+            document: JSONValue = {"event": dump_typed(event, ToolInvoked)}
+            records = [*bucket.records, event_record(event)]
+        except SchemaError as exc:
+            raise PromptEvaluationError(
+                f"call {call.call_id!r} of tool {call.name!r} cannot be recorded: "
+                f"{exc.message}; a durable evaluation stores every call's params and "
+                "result, so their types must be storable (see specs/SERDE.md)",
+                prompt_name=self._prompt_name,
+                phase="tool",
+            ) from exc
         step = await self._record(key, document, records)
         if step.document != document:
             return self._replayed_call(step.document)  # another process was first
