@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from weakincentives.adapters._fingerprint import fingerprint, fingerprint_changes
+from weakincentives.adapters._fingerprint import Fingerprints
 from weakincentives.adapters._response import RESPONSE_DOCUMENT
 from weakincentives.adapters._step_runner import Decision, Progress, Sent
 from weakincentives.errors import (
@@ -139,6 +139,7 @@ class DurableSteps:
         "_bus",
         "_document",
         "_evaluation_id",
+        "_fingerprints",
         "_journal",
         "_prompt_name",
         "_saved",
@@ -167,6 +168,7 @@ class DurableSteps:
         self._journal = {step.key: step.document for step in journal}
         self._approvals = {approval.call_id: approval for approval in approvals}
         self._saved = saved
+        self._fingerprints = Fingerprints()
         self._bus = DurableBus(bus, self.replaying)
 
     @property
@@ -188,7 +190,7 @@ class DurableSteps:
         document: JSONValue = {
             "reply": dump_typed(sent.reply),
             "deltas": list(sent.deltas),
-            "fingerprint": fingerprint(request),
+            "fingerprint": self._fingerprints.of(request),
         }
         step = await self._record(key, document)
         if step.document == document:
@@ -199,7 +201,7 @@ class DurableSteps:
         self, key: str, request: object, document: JSONValue
     ) -> Sent[ReplyT]:
         assert isinstance(document, dict)
-        changes = fingerprint_changes(document.get("fingerprint"), request)
+        changes = self._fingerprints.changes(document.get("fingerprint"), request)
         if changes:
             round_number = int(key.split("/", maxsplit=1)[0].removeprefix("round:"))
             raise ReplayMismatchError(

@@ -19,9 +19,10 @@ from typing import Any
 
 from weakincentives._bounded import clip
 from weakincentives.adapters._turns import TurnRequest
+from weakincentives.prompt import Tool
 from weakincentives.serde import JSONValue, dump_typed
 
-__all__ = ["fingerprint", "fingerprint_changes", "request_json"]
+__all__ = ["Fingerprints", "fingerprint", "fingerprint_changes", "request_json"]
 
 _HASH_CHARACTERS = 16
 """Hex digits kept of each sha256 (64 bits: collisions are not a concern here)."""
@@ -30,24 +31,34 @@ _SHOWN = 160
 
 type Fingerprint = dict[str, JSONValue]
 
+_PLAIN = (dict, list, tuple, str, int, float, bool, type(None))
+
 
 def request_json(request: object) -> dict[str, JSONValue]:
     """The request as a JSON object: the body itself, or a ``TurnRequest``'s model-facing parts."""
+    return _as_json(_members(request))
+
+
+def _as_json(members: Mapping[str, object]) -> dict[str, JSONValue]:
+    return {
+        name: [_item_json(item) for item in value] if isinstance(value, list) else _json(value)
+        for name, value in members.items()
+    }
+
+
+def _members(request: object) -> dict[str, object]:
+    """The request's members, by name.
+
+    Array members may hold the library's own objects (history items, tools), which are
+    turned into JSON only when needed, and hashed once.
+    """
     if isinstance(request, TurnRequest):
-        rendered = request.rendered
         schema = request.output_schema
         return {
             "prompt_name": request.prompt_name,
-            "text": rendered.text,
-            "tools": [
-                {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.spec.parameters_schema,
-                }
-                for tool in rendered.tools
-            ],
-            "history": [dump_typed(item) for item in request.history],
+            "text": request.rendered.text,
+            "tools": list(request.rendered.tools),
+            "history": list(request.history),
             "hosted_tools": [dict(item) for item in request.hosted_tools],
             "output_schema": None if schema is None else schema.schema,
             "round": request.round,
@@ -55,41 +66,92 @@ def request_json(request: object) -> dict[str, JSONValue]:
             "max_output_tokens": request.max_output_tokens,
         }
     if isinstance(request, Mapping):
-        return {str(key): _json(value) for key, value in request.items()}
+        return {
+            str(key): list(value) if isinstance(value, list | tuple) else value
+            for key, value in request.items()
+        }
     return {"request": dump_typed(request)}
+
+
+def _item_json(item: object) -> JSONValue:
+    if isinstance(item, Tool):
+        return {
+            "name": item.name,
+            "description": item.description,
+            "parameters": item.spec.parameters_schema,
+        }
+    return _json(item)
+
+
+class Fingerprints:
+    """Fingerprints the requests of one evaluation.
+
+    A conversation only grows, and each request repeats it: the hash of each history
+    item (and tool) object is kept, so fingerprinting every request of an evaluation
+    costs about what its conversation does, not its square.
+    """
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[object, str]] = {}
+
+    def of(self, request: object) -> Fingerprint:
+        """A hash per member of the request, and per item of an array member."""
+        return self._parts(_members(request))
+
+    def changes(self, recorded: JSONValue, request: object) -> tuple[str, ...]:
+        """What differs from a recorded fingerprint, as JSON paths (none: the same request)."""
+        members = _members(request)
+        current = self._parts(members)
+        before: Mapping[str, Any] = recorded if isinstance(recorded, dict) else {}
+        if current == before:
+            return ()
+        now = _as_json(members)
+        changes: list[str] = []
+        for name in sorted(set(before) | set(current), key=_order(current, before)):
+            old, new = before.get(name), current.get(name)
+            if old == new:
+                continue
+            path = f"$.{name}"
+            if name not in current:
+                changes.append(f"{path} removed")
+            elif name not in before:
+                changes.append(f"{path} added: {_quote(now[name])}")
+            elif isinstance(old, list) and isinstance(new, list):
+                changes.extend(_item_changes(path, old, new, now[name]))
+            else:
+                changes.append(f"{path} changed: {_quote(now[name])}")
+        return tuple(changes)
+
+    def _parts(self, members: Mapping[str, object]) -> Fingerprint:
+        parts: Fingerprint = {}
+        for name, value in members.items():
+            if isinstance(value, list):
+                parts[name] = [self._item_hash(item) for item in value]
+            else:
+                parts[name] = _hash(_json(value))
+        return parts
+
+    def _item_hash(self, item: object) -> str:
+        if isinstance(item, _PLAIN):
+            return _hash(_json(item))
+        known = self._known.get(id(item))
+        if known is not None:  # the item is kept alive below, so its id is still its own
+            return known[1]
+        digest = _hash(_item_json(item))
+        self._known[id(item)] = (item, digest)
+        return digest
 
 
 def fingerprint(request: object) -> Fingerprint:
     """A hash per member of the request, and per item of an array member."""
-    parts: Fingerprint = {}
-    for name, value in request_json(request).items():
-        if isinstance(value, list):
-            parts[name] = [_hash(item) for item in value]
-        else:
-            parts[name] = _hash(value)
-    return parts
+    return Fingerprints().of(request)
 
 
 def fingerprint_changes(recorded: JSONValue, request: object) -> tuple[str, ...]:
     """What differs between a recorded fingerprint and ``request``, as JSON paths (none: same)."""
-    now = request_json(request)
-    current = fingerprint(request)
-    before: Mapping[str, Any] = recorded if isinstance(recorded, dict) else {}
-    changes: list[str] = []
-    for name in sorted(set(before) | set(current), key=_order(current, before)):
-        old, new = before.get(name), current.get(name)
-        if old == new:
-            continue
-        path = f"$.{name}"
-        if name not in current:
-            changes.append(f"{path} removed")
-        elif name not in before:
-            changes.append(f"{path} added: {_quote(now[name])}")
-        elif isinstance(old, list) and isinstance(new, list):
-            changes.extend(_item_changes(path, old, new, now[name]))
-        else:
-            changes.append(f"{path} changed: {_quote(now[name])}")
-    return tuple(changes)
+    return Fingerprints().changes(recorded, request)
 
 
 def _item_changes(path: str, old: list[Any], new: list[Any], values: Any) -> list[str]:
