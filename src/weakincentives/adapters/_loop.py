@@ -472,22 +472,14 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 model=self._provider.model,
             ),
         )
-        response: PromptResponse[OutputT] = PromptResponse(
-            prompt_name=self._prompt.name,
-            evaluation_id=self._id,
-            prompt_ns=self._prompt.ns,
-            prompt_key=self._prompt.key,
+        response = self._response(
+            render,
+            history,
             text=text,
             output=cast("OutputT | None", output),
-            tool_executions=tuple(self._executions),
             skipped_calls=skipped,
             hosted_outputs=hosted_outputs,
             halt=halt,
-            usage=self._usage,
-            rounds=self._rounds,
-            rendered=cast("RenderedPrompt[OutputT]", render.rendered),
-            conversation=tuple(history),
-            model=self._provider.model,
         )
         await self._steps.checkpoint(Progress(round=self._rounds, status="done", response=response))
         return response
@@ -503,25 +495,28 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         Nothing ends: no ``PromptExecuted`` is published, and resuming the evaluation
         once the calls are decided carries the same round on.
         """
-        response: PromptResponse[OutputT] = PromptResponse(
+        response = self._response(render, history, text="", output=None, pending_approvals=pending)
+        await self._steps.checkpoint(
+            Progress(round=self._rounds, status="paused", response=response)
+        )
+        return response
+
+    def _response(
+        self, render: _Render, history: list[ConversationItem], **fields: Any
+    ) -> PromptResponse[OutputT]:
+        return PromptResponse(
             prompt_name=self._prompt.name,
             evaluation_id=self._id,
             prompt_ns=self._prompt.ns,
             prompt_key=self._prompt.key,
-            text="",
-            output=None,
             tool_executions=tuple(self._executions),
             usage=self._usage,
             rounds=self._rounds,
             rendered=cast("RenderedPrompt[OutputT]", render.rendered),
             conversation=tuple(history),
             model=self._provider.model,
-            pending_approvals=pending,
+            **fields,
         )
-        await self._steps.checkpoint(
-            Progress(round=self._rounds, status="paused", response=response)
-        )
-        return response
 
     async def _failed(self, phase: FailurePhase, error: BaseException) -> None:
         message = error.reason if isinstance(error, PromptEvaluationError) else _text_of(error)
