@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
 
+from weakincentives._direct import direct_constructor
 from weakincentives.adapters._answer import feedback_for
 from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
@@ -75,6 +76,8 @@ from weakincentives.runtime import (
 )
 
 __all__ = ["Evaluation"]
+
+_sent = direct_constructor(Sent)
 
 
 @dataclass(slots=True)
@@ -201,7 +204,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                     return await self._pause(render, history, outcome.pending)
                 requested = requested_sections(outcome.halt)
                 if outcome.halt is None:
-                    await self._steps.checkpoint(Progress(round=self._rounds, status="running"))
+                    await self._round_done()
                     continue
                 if requested is None or self._disclosure.policy == "manual":
                     return await self._respond(
@@ -215,7 +218,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 render = self._render()
                 kept = earlier if self._disclosure.continue_conversation else ()
                 history = [PromptMessage(text=render.text), *kept]
-                await self._steps.checkpoint(Progress(round=self._rounds, status="running"))
+                await self._round_done()
                 continue
             if render.schema is None:
                 return await self._respond(render, history, turn)
@@ -226,7 +229,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                     raise
                 output_retries += 1
                 history.append(self._reject(turn, exc, output_retries))
-                await self._steps.checkpoint(Progress(round=self._rounds, status="running"))
+                await self._round_done()
                 continue
             return await self._respond(render, history, turn, output=output)
 
@@ -319,8 +322,24 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         history.append(AssistantMessage(turn=turn))
         return turn
 
+    async def _round_done(self) -> None:
+        """A round ended and another follows: the runner may checkpoint."""
+        if self._steps is not IN_PROCESS:  # in process there is nothing to keep
+            await self._steps.checkpoint(Progress(round=self._rounds, status="running"))
+
     async def _send(self, wire: RequestT, on_text: TextSink) -> Sent[ReplyT]:
         """The round's send step: the exchange, with the text it streamed."""
+        if self._steps is IN_PROCESS:  # the step as it runs in process, without the wrapping
+            reply = await exchange(
+                self._provider,
+                wire,
+                prompt_name=self._prompt.name,
+                round_number=self._rounds,
+                deadline=self._deadline,
+                settings=self._settings,
+                on_text=on_text,
+            )
+            return _sent(reply=reply, deltas=())
 
         async def run() -> Sent[ReplyT]:
             streamed: list[str] = []

@@ -150,7 +150,7 @@ class _Round:
         self._notes: list[list[str]] = [[] for _ in calls]
         self._first_index: dict[str, int] = {}
         self._publisher = _OrderedPublisher(scope)
-        self._approvals = Approvals()
+        self._approvals = Approvals() if steps is not None else _NO_APPROVALS
 
     async def run(self, ledger: CallLedger) -> RoundResult:
         calls = self._calls
@@ -332,11 +332,14 @@ class _Round:
                     success=execution.result.success,
                 )
             )
-        pending = tuple(self._calls[index] for index in sorted(self._approvals.pending))
+        waiting = self._approvals.pending
+        pending = tuple(self._calls[index] for index in sorted(waiting)) if waiting else ()
         return RoundResult(executions, tuple(outputs), halt, skipped, pending)
 
 
 _make_output = direct_constructor(ToolOutputMessage)
+_NO_APPROVALS = Approvals()
+"""In process no call waits for approval (a prompt that needs one has no runner to wait)."""
 
 
 def _repeat_note(count: int) -> str:
