@@ -843,3 +843,27 @@ def test_a_result_that_cannot_be_stored_fails_the_evaluation_naming_the_call(
         )
     assert caught.value.phase == "tool"
     assert "Local is defined inside a function" in caught.value.reason
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmptyFirst(OfflineModel):
+    """An offline model whose stream starts with an empty piece, as some servers send."""
+
+    async def send(self, request: TurnRequest, attempt: Any, on_text: Any) -> Any:
+        on_text("")
+        return await OfflineModel.send(self, request, attempt, on_text)
+
+
+def test_empty_stream_pieces_are_not_recorded(store: SyncStore) -> None:
+    """Only text is a delta: the recorded send keeps the non-empty pieces, and replays them."""
+    settings = LoopSettings(clock=FakeClock(), output_retries=0)
+    model = EmptyFirst(responder=Model(fail_round_two=True), stream_chunk_size=5)
+    prompt = topic_prompt(lookup_tool([]))
+    with store:
+        with Adapter(model, settings=settings) as first, pytest.raises(PromptEvaluationError):
+            first.evaluate(prompt, Topic(name="t"), store=store, evaluation_id="e1")
+        (send,) = [step for step in store.read_steps("e1") if step.key == "round:1/send"]
+        assert isinstance(send.document, dict)
+        assert send.document["deltas"] == ["Looki", "ng."]
+        resumed = adapter(Model()).resume("e1", prompt, store=store)
+    assert resumed.text == "Found: tea"
