@@ -284,11 +284,12 @@ def wired(request: pytest.FixtureRequest) -> Wire:
     return wire(name)
 
 
+@pytest.mark.parametrize("entry", ["sync", "async"])
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_every_sdk_adapter_pauses_and_resumes_without_resending(
-    openai_loopback: OpenAILoopback, wired: Wire, kind: ClientKind, tmp_path: Path
+    openai_loopback: OpenAILoopback, wired: Wire, kind: ClientKind, entry: str, tmp_path: Path
 ) -> None:
-    """Over each wire: pause, decide, resume; the first request is never sent twice."""
+    """Over each wire, client and entry point: pause, decide, resume; no request twice."""
     pytest.importorskip("openai")
     pytest.importorskip("anthropic")
     ran: list[str] = []
@@ -316,7 +317,14 @@ def test_every_sdk_adapter_pauses_and_resumes_without_resending(
             done = await adapter.resume_async("w1", prompt, store=store)
         return paused, done
 
-    paused, done = asyncio.run(scenario())
+    if entry == "async":
+        paused, done = asyncio.run(scenario())
+    else:
+        with SyncStore(SQLiteStore(tmp_path / "wire.db")) as store:
+            paused = adapter.evaluate(prompt, store=store, evaluation_id="w1")
+            store.decide_approval("w1", "d1", decision="approved")
+            store.decide_approval("w1", "d2", decision="denied", message="no")
+            done = adapter.resume("w1", prompt, store=store)
     assert [call.call_id for call in paused.pending_approvals] == ["d1", "d2"]
     assert done.text == "Tidied."
     assert ran == ["look /b", "delete /a"]
