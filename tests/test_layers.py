@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": _BASE | {"serde", "prompt"},
     "tools": _BASE | {"serde", "prompt"},
     "discovery": _BASE | {"serde", "prompt", "runtime", "_portal"},
-    "adapters": _BASE | {"serde", "prompt", "runtime", "tools", "_portal"},
+    "adapters": _BASE | {"serde", "prompt", "runtime", "tools", "store", "_portal"},
     "mcp": _BASE | {"serde", "prompt", "runtime", "discovery", "_portal"},
     "store": _BASE | {"serde", "_portal"},
 }

@@ -33,8 +33,10 @@ __all__ = [
     "PromptValidationError",
     "ProviderError",
     "RecordedError",
+    "ReplayMismatchError",
     "ReplayMissError",
     "ResponseTruncatedError",
+    "ResumeError",
     "SchemaError",
     "SchemaVersionError",
     "SerdeError",
@@ -532,6 +534,56 @@ class ReplayMissError(PromptEvaluationError):
         self.difference = difference
         self.diff = diff
         self.replayed = replayed
+
+
+class ReplayMismatchError(PromptEvaluationError):
+    """A resumed evaluation built another request than the one recorded (phase ``request``).
+
+    Before a recorded send is replayed, the request the loop built now is checked
+    against the fingerprint stored with it; a difference means the prompt, its params
+    or its tools changed between the first run and the resume, and replaying the old
+    reply would answer a question nobody asked. ``round`` is the request's round;
+    ``changes`` lists what differs, as JSON paths into the request with the new value
+    (``$.tools[1] changed: {"name": "lookup", ...}``).
+    """
+
+    round: int
+    changes: tuple[str, ...]
+
+    def __init__(self, *, prompt_name: str, round: int, changes: tuple[str, ...]) -> None:
+        listed = "; ".join(changes[:_CHANGES_SHOWN])
+        more = len(changes) - _CHANGES_SHOWN
+        if more > 0:
+            listed += f"; and {more} more"
+        super().__init__(
+            f"the request of round {round} is not the one recorded ({listed}); the prompt, "
+            "its params or its tools changed since the evaluation started: resume it with "
+            "the prompt it started with",
+            prompt_name=prompt_name,
+            phase="request",
+        )
+        self.round = round
+        self.changes = changes
+
+
+_CHANGES_SHOWN = 8
+"""Changes listed in a ReplayMismatchError's message (all are in ``changes``)."""
+
+
+class ResumeError(WinkError):
+    """An evaluation cannot be resumed as asked; ``evaluation_id`` and ``reason`` say why.
+
+    Raised before anything runs: the store holds no such evaluation, or it was
+    started with another prompt (``ns``/``key``), or the session given is another one.
+    """
+
+    evaluation_id: str
+    reason: str
+
+    def __init__(self, *, evaluation_id: str, reason: str) -> None:
+        super().__init__(f"cannot resume evaluation {evaluation_id!r}: {reason}")
+        self.evaluation_id = evaluation_id
+        self.reason = reason
 
 
 class AdapterClosedError(WinkError):

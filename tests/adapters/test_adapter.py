@@ -239,3 +239,17 @@ class TestArgumentChecks:
         ) as caught:
             adapter.evaluate(ping_prompt())
         assert caught.value.phase == "response"
+
+
+def test_a_disclosure_of_another_type_is_refused_before_anything_runs() -> None:
+    """evaluate's disclosure= must be a Disclosure; the error names the field and value."""
+    adapter = OfflineAdapter([ScriptedTurn(text="never")])
+    with (
+        adapter,
+        pytest.raises(
+            ConfigValidationError, match="disclosure must be a Disclosure, got str"
+        ) as caught,
+    ):
+        adapter.evaluate(ping_prompt(), disclosure="eager")  # type: ignore[arg-type]
+    assert (caught.value.field_name, caught.value.value) == ("disclosure", "eager")
+    assert adapter.provider.requests == ()

@@ -1,11 +1,8 @@
-"""PromptResponse as a stored value: what round-trips today, and the one field that cannot.
+"""PromptResponse as a stored document: generated responses, and real evaluations with tools.
 
-A response holds the tools it ran (``ToolExecution.tool``) and the render it used
-(``rendered``, which holds tools too); tools carry handlers, which are never stored.
-Until those fields record tool names instead (see the durable-evaluations issue), these
-properties cover every other part of a response: conversation items, tool executions of
-unknown tools (``tool=None``) with params, results and events, skipped calls, halt,
-hosted outputs, usage and the structured output.
+A response refers to its tools by name (``ToolExecution.call.name``) and to its prompt
+by ``prompt_ns``/``prompt_key``; the tool objects and the render (which hold handlers)
+stay in the process, so a stored response loads back equal, with those left empty.
 """
 
 from __future__ import annotations
@@ -39,13 +36,39 @@ from weakincentives.adapters import (
     ScriptedTurn,
     ToolOutputMessage,
 )
-from weakincentives.errors import SchemaError
+from weakincentives.errors import RecordedError, UnreadableDocumentError
 from weakincentives.prompt import MarkdownSection, Prompt, ToolContext, ToolResult, tool
-from weakincentives.runtime import ToolCall, ToolExecution
-from weakincentives.serde import DocumentKind, dump_document, dump_typed, load_document
+from weakincentives.runtime import EVENT_DOCUMENT, ToolCall, ToolExecution
+from weakincentives.serde import dump_typed, load_document
 from weakincentives.tools import CodeInterpreterResult, WebSearchResult
 
-RESPONSES: DocumentKind[object] = DocumentKind(name="tests.response", value_type=object)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Question:
+    """The lookup tool's params."""
+
+    topic: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """The prompt's structured output."""
+
+    summary: str
+    sources: tuple[str, ...]
+
+
+@tool(name="lookup", description="Look a topic up.")
+def lookup(params: Question, *, context: ToolContext) -> ToolResult[str]:
+    """Answer with the topic."""
+    return ToolResult(message="ok", value=params.topic)
+
+
+@tool(name="fail", description="Always fails.")
+def fail(params: Question, *, context: ToolContext) -> ToolResult[str]:
+    """Raise, so the execution carries an exception."""
+    raise RuntimeError(f"no {params.topic}")
+
 
 _text = st.text(max_size=8)
 _counts = st.integers(min_value=0, max_value=10**6)
@@ -62,7 +85,7 @@ _calls = st.builds(
 _executions = st.builds(
     ToolExecution,
     call=_calls,
-    tool=st.none(),
+    tool=st.none() | st.just(lookup),
     params=st.none() | st.builds(LookupQuery, query=_text),
     result=_results,
     event=tool_invocations(),
@@ -88,6 +111,8 @@ RESPONSE_VALUES = st.builds(
     PromptResponse,
     prompt_name=_text,
     evaluation_id=_text,
+    prompt_ns=_text,
+    prompt_key=_text,
     text=_text,
     output=st.none() | _payloads,
     tool_executions=st.lists(_executions, max_size=2).map(tuple),
@@ -100,51 +125,86 @@ RESPONSE_VALUES = st.builds(
     rounds=_counts,
     model=st.none() | _text,
     conversation=st.lists(_items, max_size=4).map(tuple),
+    pending_approvals=st.lists(_calls, max_size=2).map(tuple),
 )
 
 
 @given(RESPONSE_VALUES)
-def test_responses_without_tool_objects_load_back_identical(response: PromptResponse[Any]) -> None:
-    """Every part of a response but the tool objects stores and loads back identical."""
-    loaded = load_document(RESPONSES, dump_document(RESPONSES, response))
+def test_generated_responses_load_back_identical(response: PromptResponse[Any]) -> None:
+    """Every part of a response stores and loads back identical; tools are named, not kept."""
+    loaded = PromptResponse.from_json(response.to_json())
     assert_identical(loaded, response)
+    assert all(execution.tool is None for execution in loaded.tool_executions)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Question:
-    """The lookup tool's params."""
-
-    topic: str
-
-
-@tool(name="lookup", description="Look a topic up.")
-def lookup(params: Question, *, context: ToolContext) -> ToolResult[str]:
-    """Answer with the topic."""
-    return ToolResult(message="ok", value=params.topic)
-
-
-def test_a_response_that_ran_a_tool_names_the_handler_it_cannot_store() -> None:
-    """Today a real response holds its tools: dumping it says where (the field to change)."""
-    prompt = Prompt(
+def _prompt() -> Prompt[Answer]:
+    return Prompt[Answer](
         ns="tests/responses",
         key="lookup",
-        sections=[MarkdownSection(title="Task", key="task", template="Look.", tools=[lookup])],
+        sections=[
+            MarkdownSection(title="Task", key="task", template="Look.", tools=[lookup, fail])
+        ],
     )
+
+
+def _evaluate() -> PromptResponse[Answer]:
     model = OfflineAdapter(
         [
-            ScriptedTurn(calls=(ScriptedCall(name="lookup", arguments={"topic": "tea"}),)),
-            ScriptedTurn(text="done"),
+            ScriptedTurn(
+                calls=(
+                    ScriptedCall(name="lookup", arguments={"topic": "tea"}),
+                    ScriptedCall(name="fail", arguments={"topic": "milk"}),
+                    ScriptedCall(name="missing", arguments="{not json"),
+                )
+            ),
+            ScriptedTurn(output=Answer(summary="tea", sources=("lookup",))),
         ]
     )
-    response = model.evaluate(prompt)
-    with pytest.raises(
-        SchemaError,
-        match=r"cannot dump a value of type function at \$\.tool_executions\[0\]\.tool\.handler$",
-    ):
-        dump_typed(response, PromptResponse)
-    stored = dump_typed(response.tool_executions[0].event)  # the event of the same call stores
+    return model.evaluate(_prompt())
+
+
+def test_a_real_evaluation_with_tools_round_trips() -> None:
+    """A response that ran real tools (one failing, one unknown) stores and loads back equal."""
+    response = _evaluate()
+    loaded = PromptResponse.from_json(response.to_json())
+    assert loaded == response
+    assert loaded.output == Answer(summary="tea", sources=("lookup",))
+    assert (loaded.prompt_ns, loaded.prompt_key) == ("tests/responses", "lookup")
+    assert [e.call.name for e in loaded.tool_executions] == ["lookup", "fail", "missing"]
+    assert [e.tool for e in loaded.tool_executions] == [None, None, None]
+    assert [e.tool for e in response.tool_executions] == [lookup, fail, None]
+    assert loaded.tool_executions[0].params == Question(topic="tea")
+    assert loaded.rendered is None
+    assert response.rendered is not None
+    error = loaded.tool_executions[1].event.exception
+    assert isinstance(error, RecordedError)
+    assert (error.type_name, error.message) == ("builtins:RuntimeError", "no milk")
+
+
+def test_the_stored_tool_execution_names_its_tool_and_its_params_type() -> None:
+    """What is stored for a call: its tool's name and its params under their type name."""
+    stored = dump_typed(_evaluate(), PromptResponse)
     assert isinstance(stored, dict)
-    assert stored["params"] == {
+    executions = stored["tool_executions"]
+    assert isinstance(executions, list)
+    assert isinstance(executions[0], dict)
+    assert "tool" not in executions[0]
+    assert executions[0]["call"] == {
+        "call_id": "call_1_0",
+        "name": "lookup",
+        "arguments": '{"topic": "tea"}',
+        "parent_message_id": "offline_1",
+    }
+    assert executions[0]["params"] == {
         "$type": "tests.adapters.test_response_documents:Question",
         "topic": "tea",
     }
+    assert "rendered" not in stored
+
+
+def test_a_response_document_names_its_kind_and_version() -> None:
+    """The envelope says what the document is, so another kind is refused, never misread."""
+    text = _evaluate().to_json()
+    assert text.startswith('{"kind":"weakincentives.prompt_response","version":1,"body":{')
+    with pytest.raises(UnreadableDocumentError, match=r"expected a 'weakincentives\.event'"):
+        load_document(EVENT_DOCUMENT, text)

@@ -6,7 +6,7 @@ block stops the server and removes the directory. ``initdb`` refuses to run as r
 under root (these machines and CI) the server binaries run as the ``postgres`` system
 user (or ``nobody``), which then owns the directory.
 
-Shared by ``tests/store/conftest.py`` and ``benchmarks/bench_store.py``; not library code.
+Shared by ``tests/store/backends.py`` and ``benchmarks/bench_store.py``; not library code.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@
     python -m tests.store.worker migrate  BACKEND LOCATION
     python -m tests.store.worker crash-append     BACKEND LOCATION SESSION COUNT
     python -m tests.store.worker crash-checkpoint BACKEND LOCATION EVALUATION
+    python -m tests.store.worker crash-step       BACKEND LOCATION EVALUATION SESSION
 
 ``append`` and ``migrate`` print ``ready`` and wait for a line on stdin, so the test can
 release several processes at once. The ``crash-*`` commands SIGKILL their own process
@@ -133,6 +134,20 @@ async def _crash_checkpoint(backend: str, location: str, evaluation: str) -> Non
     sys.exit(3)
 
 
+async def _crash_step(backend: str, location: str, evaluation: str, session: str) -> None:
+    async with _store(backend, location, crash=True) as store:
+        ARMED.set()
+        await store.record_step(
+            evaluation,
+            "round:1/call:doomed",
+            "doomed",
+            session_id=session,
+            events=[NewEvent(type_name="tests:Doomed", document={"name": "doomed"})],
+        )
+    print("survived", flush=True)
+    sys.exit(3)
+
+
 def main(arguments: list[str]) -> None:
     """Run one command (see the module docstring)."""
     command, backend, location, *rest = arguments
@@ -147,6 +162,9 @@ def main(arguments: list[str]) -> None:
     elif command == "crash-checkpoint":
         (evaluation,) = rest
         asyncio.run(_crash_checkpoint(backend, location, evaluation))
+    elif command == "crash-step":
+        evaluation, session = rest
+        asyncio.run(_crash_step(backend, location, evaluation, session))
     else:
         raise SystemExit(f"unknown command {command!r}")
 

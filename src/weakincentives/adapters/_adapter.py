@@ -5,6 +5,10 @@ synchronous entry that runs the same coroutine on the library's background loop,
 it also works from inside a running event loop (the caller's thread waits; prefer
 ``evaluate_async`` there, which does not block the loop).
 
+With ``store=`` an evaluation is durable: every step is recorded, and ``resume`` (or
+``resume_async``) carries it on by its id in any process, after a crash or after a
+person decided on the calls it paused for (``specs/PERSISTENCE.md``).
+
 An adapter owns two things it may create: the worker threads that run sync handlers,
 and (through its provider) an SDK client built from ``api_key=``/``base_url=``.
 ``close()``/``aclose()`` and the ``with``/``async with`` forms release both; a client
@@ -26,9 +30,14 @@ from weakincentives._portal import run_sync
 from weakincentives.adapters._channels import resolve_channels
 from weakincentives.adapters._disclosure import resume_items
 from weakincentives.adapters._history import check_conversation
-from weakincentives.adapters._loop import Evaluation
 from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._response import PromptResponse
+from weakincentives.adapters._resume import (
+    Launch,
+    resume_evaluation,
+    start_evaluation,
+    store_of,
+)
 from weakincentives.adapters._settings import Disclosure, DisclosurePolicy, LoopSettings
 from weakincentives.adapters._turns import ConversationItem
 from weakincentives.errors import AdapterClosedError, ConfigValidationError, PromptValidationError
@@ -39,6 +48,7 @@ from weakincentives.prompt import (
     SessionProtocol,
     VisibilityOverrides,
 )
+from weakincentives.store import Store, SyncStore
 
 __all__ = ["Adapter", "evaluate_with_disclosure"]
 
@@ -95,6 +105,8 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
         extras: Mapping[str, object] | None = None,
+        store: Store | SyncStore | None = None,
+        evaluation_id: str | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
         return run_sync(
@@ -108,6 +120,8 @@ class Adapter[ProviderT: Provider[Any, Any]]:
                 continue_from=continue_from,
                 disclosure=disclosure,
                 extras=extras,
+                store=store,
+                evaluation_id=evaluation_id,
             )
         )
 
@@ -122,6 +136,8 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         continue_from: PromptResponse[Any] | None = None,
         disclosure: Disclosure | None = None,
         extras: Mapping[str, object] | None = None,
+        store: Store | SyncStore | None = None,
+        evaluation_id: str | None = None,
     ) -> PromptResponse[OutputT]:
         """Render, run the tool loop to a final answer and parse it, on the running loop.
 
@@ -131,34 +147,90 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         ``settings.disclosure`` for this call. ``extras`` reach every handler as
         ``context.extras`` (snake_case keys, else ``PromptValidationError``). A closed
         adapter raises ``AdapterClosedError``.
+
+        ``store`` makes the evaluation durable: a checkpoint is saved before the first
+        request and after every round, every request and tool call is recorded with
+        the events it produced, and :meth:`resume` carries the evaluation on in any
+        process. ``evaluation_id`` names it (default: ``settings.new_id()``).
         """
-        executor = self._thread_pool()  # raises AdapterClosedError once closed
+        self._thread_pool()  # raises AdapterClosedError once closed
         _check_deadline(deadline)
-        if disclosure is not None and not isinstance(disclosure, Disclosure):
-            raise ConfigValidationError(
-                f"disclosure must be a Disclosure, got {type(disclosure).__name__}",
-                config_type=Disclosure,
-                field_name="disclosure",
-                value=disclosure,
-            )
+        _check_disclosure(disclosure)
         as_prompt = _as_prompt(prompt)
         earlier = _continuation(continue_from, prompt_name=as_prompt.name)
-        channels = resolve_channels(bus, session)
-        evaluation = Evaluation[Any, Any, OutputT](
-            provider=self._provider,
-            adapter=self,
-            prompt=as_prompt,
-            params=params,
-            channels=channels,
-            settings=self._settings,
+        if store is None:
+            _check_no_approvals(as_prompt)
+        return await start_evaluation(
+            self._launch(),
+            None if store is None else store_of(store),
+            as_prompt,
+            params,
+            channels=resolve_channels(bus, session),
             disclosure=disclosure if disclosure is not None else self._settings.disclosure,
             overrides=visibility_overrides,
             deadline=deadline,
             earlier=earlier,
-            executor=executor,
+            extras=extras,
+            evaluation_id=evaluation_id,
+        )
+
+    def resume[OutputT](
+        self,
+        evaluation_id: str,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        *,
+        store: Store | SyncStore,
+        bus: EventPublisher | None = None,
+        session: SessionProtocol | None = None,
+        extras: Mapping[str, object] | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Carry a durable evaluation on and wait for the response; see :meth:`resume_async`."""
+        return run_sync(
+            self.resume_async(
+                evaluation_id, prompt, store=store, bus=bus, session=session, extras=extras
+            )
+        )
+
+    async def resume_async[OutputT](
+        self,
+        evaluation_id: str,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        *,
+        store: Store | SyncStore,
+        bus: EventPublisher | None = None,
+        session: SessionProtocol | None = None,
+        extras: Mapping[str, object] | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Carry the evaluation ``evaluation_id`` in ``store`` on from its last recorded step.
+
+        ``prompt`` must be the one it started with (same ``ns``/``key``); its params,
+        overrides, deadline and options come from the checkpoint, and ``extras`` are
+        added to the stored ones (pass again those that could not be stored). Requests
+        and tool calls already recorded are not repeated and their events are not
+        published again; without ``session`` (or with an empty ``Session`` of the same
+        id) the session is rebuilt from its log first. A finished evaluation returns
+        its stored response; a paused one carries on once its calls are decided
+        (``store.decide_approval``), or returns the calls still pending. Raises
+        ``ResumeError`` for an unknown evaluation, another prompt or another session.
+        """
+        self._thread_pool()  # raises AdapterClosedError once closed
+        return await resume_evaluation(
+            self._launch(),
+            store_of(store),
+            evaluation_id,
+            _as_prompt(prompt),
+            bus=bus,
+            session=session,
             extras=extras,
         )
-        return await evaluation.run()
+
+    def _launch(self) -> Launch:
+        return Launch(
+            provider=self._provider,
+            adapter=self,
+            settings=self._settings,
+            executor=self._thread_pool(),
+        )
 
     def close(self) -> None:
         """Release the worker threads and a client the provider built; idempotent.
@@ -239,6 +311,28 @@ def _check_deadline(deadline: object) -> None:
             "e.g. datetime.now(UTC) + timedelta(seconds=30)",
             field_name="deadline",
             value=deadline,
+        )
+
+
+def _check_disclosure(disclosure: object) -> None:
+    if disclosure is not None and not isinstance(disclosure, Disclosure):
+        raise ConfigValidationError(
+            f"disclosure must be a Disclosure, got {type(disclosure).__name__}",
+            config_type=Disclosure,
+            field_name="disclosure",
+            value=disclosure,
+        )
+
+
+def _check_no_approvals(prompt: Prompt[Any]) -> None:
+    """A tool that requires approval needs a store to wait in: refuse before any request."""
+    waiting = [tool.name for tool in prompt.template.declared_tools() if tool.requires_approval]
+    if waiting:
+        raise ConfigValidationError(
+            f"tools {', '.join(map(repr, waiting))} require approval, so an evaluation must "
+            "be able to wait for a person's decision: pass store= (e.g. "
+            "store=SQLiteStore('evals.db')) to evaluate",
+            field_name="store",
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from weakincentives.adapters._durable import DurableBus
 from weakincentives.errors import SessionError
 from weakincentives.prompt import EventPublisher, SessionProtocol
 from weakincentives.runtime import HandlerFailure, InProcessEventBus, PublishResult, Session
@@ -76,18 +77,28 @@ def resolve_channels(bus: EventPublisher | None, session: SessionProtocol | None
         detached = Session()
         return Channels(_Tee(bus, detached), detached)
     attached = session.bus
+    base = _unwrapped(bus)
     if attached is None:
-        if isinstance(bus, _Tee) and bus.session is session:
+        if bus is not None and isinstance(base, _Tee) and base.session is session:
             # A nested evaluation given its handler's context.event_bus and context.session:
             # that bus already records into this session, so it must not record twice.
             return Channels(bus, session)
         return Channels(_Tee(bus if bus is not None else InProcessEventBus(), session), session)
-    if bus is not None and bus is not attached:
+    if bus is not None and base is not attached:
         raise SessionError(
             "the session listens to a different bus than the one passed to evaluate, so it "
             "would miss the evaluation's events; pass the session's own bus, or only session="
         )
-    return Channels(attached, session)
+    return Channels(attached if bus is None else bus, session)
+
+
+def _unwrapped(bus: EventPublisher | None) -> EventPublisher | None:
+    """The bus under a durable evaluation's bus (``context.event_bus`` of its handlers).
+
+    A nested evaluation given that bus and its session publishes through it, so its
+    events are recorded with the call that ran it, and reach the session once.
+    """
+    return bus.inner if isinstance(bus, DurableBus) else bus
 
 
 def publish(bus: EventPublisher, event: object) -> None:

@@ -6,6 +6,9 @@ halting ``open_sections`` re-renders and carries on (per the disclosure policy);
 answer that does not fit the output type goes back to the model with the reason.
 Provider problems raise ``PromptEvaluationError`` with a phase; tool problems never
 do. Every evaluation ends with one ``PromptExecuted`` or one ``PromptFailed``.
+
+Every effect (a send, a tool call) goes through the evaluation's step runner
+(``_step_runner``): in process it just runs; a durable runner records and replays it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
 
+from weakincentives._direct import direct_constructor
 from weakincentives.adapters._answer import feedback_for
 from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
@@ -30,9 +34,10 @@ from weakincentives.adapters._disclosure import (
 )
 from weakincentives.adapters._exchange import exchange, time_left
 from weakincentives.adapters._hosted import parse_hosted_outputs, serialize_hosted_tools
-from weakincentives.adapters._provider import Provider
+from weakincentives.adapters._provider import Provider, TextSink
 from weakincentives.adapters._response import Halt, PromptResponse
 from weakincentives.adapters._settings import Disclosure, LoopSettings
+from weakincentives.adapters._step_runner import IN_PROCESS, Progress, Sent, StepRunner
 from weakincentives.adapters._structured import (
     OutputSchema,
     output_schema,
@@ -71,6 +76,8 @@ from weakincentives.runtime import (
 )
 
 __all__ = ["Evaluation"]
+
+_sent = direct_constructor(Sent)
 
 
 @dataclass(slots=True)
@@ -123,6 +130,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         earlier: tuple[ConversationItem, ...],
         executor: concurrent.futures.Executor | None,
         extras: Mapping[str, object] | None = None,
+        steps: StepRunner = IN_PROCESS,
+        evaluation_id: str | None = None,
+        started_at: datetime | None = None,
     ) -> None:
         self._provider = provider
         self._prompt = prompt
@@ -134,8 +144,10 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         self._overrides: dict[SectionPath, SectionVisibility] = dict(overrides or {})
         self._deadline = deadline
         self._earlier = earlier
-        self._id = settings.new_id()
-        self._started = settings.clock()
+        self._steps = steps
+        # A resumed evaluation keeps its identity and start time.
+        self._id = settings.new_id() if evaluation_id is None else evaluation_id
+        self._started = settings.clock() if started_at is None else started_at
         self._usage = TokenUsage()
         self._rounds = 0
         self._raw_items: list[Any] = []
@@ -162,13 +174,13 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         try:
             return await self._run()
         except PromptEvaluationError as exc:
-            self._failed(exc.phase, exc)
+            await self._failed(exc.phase, exc)
             raise
         except asyncio.CancelledError as exc:
-            self._failed("cancelled", exc)
+            await self._failed("cancelled", exc)
             raise
         except Exception as exc:
-            self._failed("internal", exc)
+            await self._failed("internal", exc)
             raise
 
     async def _run(self) -> PromptResponse[OutputT]:
@@ -193,11 +205,14 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 outcome = await self._run_tools(render, turn)
                 self._executions.extend(outcome.executions)
                 history.extend(outcome.outputs)
+                if outcome.pending:
+                    return await self._pause(render, history, outcome.pending)
                 requested = requested_sections(outcome.halt)
                 if outcome.halt is None:
+                    await self._round_done()
                     continue
                 if requested is None or self._disclosure.policy == "manual":
-                    return self._respond(
+                    return await self._respond(
                         render, history, turn, halt=outcome.halt, skipped=outcome.skipped
                     )
                 if re_renders == self._disclosure.max_retries:
@@ -208,9 +223,10 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 render = self._render()
                 kept = earlier if self._disclosure.continue_conversation else ()
                 history = [PromptMessage(text=render.text), *kept]
+                await self._round_done()
                 continue
             if render.schema is None:
-                return self._respond(render, history, turn)
+                return await self._respond(render, history, turn)
             try:
                 output = self._parse(render, turn)
             except PromptEvaluationError as exc:
@@ -218,8 +234,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                     raise
                 output_retries += 1
                 history.append(self._reject(turn, exc, output_retries))
+                await self._round_done()
                 continue
-            return self._respond(render, history, turn, output=output)
+            return await self._respond(render, history, turn, output=output)
 
     def _render(self, *, first: bool = False) -> _Render:
         try:
@@ -294,15 +311,13 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             deltas += 1
 
         wire = self._provider.build_request(request)
-        reply = await exchange(
-            self._provider,
-            wire,
-            prompt_name=self._prompt.name,
-            round_number=self._rounds,
-            deadline=self._deadline,
-            settings=settings,
-            on_text=on_text,
-        )
+        sent = await self._send(wire, on_text)
+        if deltas == 0 and sent.deltas:
+            # A replayed send: its deltas were published when it ran; rebuild the text.
+            for text in sent.deltas:
+                self._accumulator.add(text)
+            deltas = len(sent.deltas)
+        reply = sent.reply
         turn = self._provider.read_turn(reply, wire, request)
         if deltas == 0:
             # A reply that did not stream is the one-delta case of a streamed one.
@@ -311,6 +326,46 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         self._raw_items.extend(turn.raw_items)
         history.append(AssistantMessage(turn=turn))
         return turn
+
+    async def _round_done(self) -> None:
+        """A round ended and another follows: the runner may checkpoint."""
+        if self._steps is not IN_PROCESS:  # in process there is nothing to keep
+            await self._steps.checkpoint(Progress(round=self._rounds, status="running"))
+
+    async def _send(self, wire: RequestT, on_text: TextSink) -> Sent[ReplyT]:
+        """The round's send step: the exchange, with the text it streamed."""
+        if self._steps is IN_PROCESS:  # the step as it runs in process, without the wrapping
+            reply = await exchange(
+                self._provider,
+                wire,
+                prompt_name=self._prompt.name,
+                round_number=self._rounds,
+                deadline=self._deadline,
+                settings=self._settings,
+                on_text=on_text,
+            )
+            return _sent(reply=reply, deltas=())
+
+        async def run() -> Sent[ReplyT]:
+            streamed: list[str] = []
+
+            def sink(text: str) -> None:
+                if text:
+                    streamed.append(text)
+                on_text(text)
+
+            reply = await exchange(
+                self._provider,
+                wire,
+                prompt_name=self._prompt.name,
+                round_number=self._rounds,
+                deadline=self._deadline,
+                settings=self._settings,
+                on_text=sink,
+            )
+            return Sent(reply=reply, deltas=tuple(streamed))
+
+        return await self._steps.send(f"round:{self._rounds}/send", wire, run)
 
     def _delta(self, index: int, text: str) -> TextDelta:
         return TextDelta(
@@ -333,6 +388,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             tools={tool.name: tool for tool in render.rendered.tools},
             max_concurrency=self._settings.max_concurrency,
             ledger=self._ledger,
+            steps=None if self._steps is IN_PROCESS else self._steps,
+            round_number=self._rounds,
         )
         left = time_left(self._deadline, self._settings.clock)
         if left is None:
@@ -404,7 +461,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         remaining = self._settings.output_retries - attempt
         return FeedbackMessage(text=feedback_for(problem, remaining=remaining))
 
-    def _respond(
+    async def _respond(
         self,
         render: _Render,
         history: list[ConversationItem],
@@ -439,41 +496,70 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 model=self._provider.model,
             ),
         )
-        return PromptResponse(
-            prompt_name=self._prompt.name,
-            evaluation_id=self._id,
+        response = self._response(
+            render,
+            history,
             text=text,
             output=cast("OutputT | None", output),
-            tool_executions=tuple(self._executions),
             skipped_calls=skipped,
             hosted_outputs=hosted_outputs,
             halt=halt,
+        )
+        await self._steps.checkpoint(Progress(round=self._rounds, status="done", response=response))
+        return response
+
+    async def _pause(
+        self,
+        render: _Render,
+        history: list[ConversationItem],
+        pending: tuple[ToolCall, ...],
+    ) -> PromptResponse[OutputT]:
+        """Stop until a person decides on ``pending``; the response lists them.
+
+        Nothing ends: no ``PromptExecuted`` is published, and resuming the evaluation
+        once the calls are decided carries the same round on.
+        """
+        response = self._response(render, history, text="", output=None, pending_approvals=pending)
+        await self._steps.checkpoint(
+            Progress(round=self._rounds, status="paused", response=response)
+        )
+        return response
+
+    def _response(
+        self, render: _Render, history: list[ConversationItem], **fields: Any
+    ) -> PromptResponse[OutputT]:
+        return PromptResponse(
+            prompt_name=self._prompt.name,
+            evaluation_id=self._id,
+            prompt_ns=self._prompt.ns,
+            prompt_key=self._prompt.key,
+            tool_executions=tuple(self._executions),
             usage=self._usage,
             rounds=self._rounds,
             rendered=cast("RenderedPrompt[OutputT]", render.rendered),
             conversation=tuple(history),
             model=self._provider.model,
+            **fields,
         )
 
-    def _failed(self, phase: FailurePhase, error: BaseException) -> None:
+    async def _failed(self, phase: FailurePhase, error: BaseException) -> None:
         message = error.reason if isinstance(error, PromptEvaluationError) else _text_of(error)
-        publish(
-            self._bus,
-            PromptFailed(
-                evaluation_id=self._id,
-                prompt_name=self._prompt.name,
-                adapter=self._provider.name,
-                session_id=self._session.session_id,
-                phase=phase,
-                message=message or type(error).__name__,
-                error_type=type(error).__name__,
-                usage=self._usage,
-                rounds=self._rounds,
-                started_at=self._started,
-                failed_at=self._settings.clock(),
-                model=self._provider.model,
-            ),
+        failure = PromptFailed(
+            evaluation_id=self._id,
+            prompt_name=self._prompt.name,
+            adapter=self._provider.name,
+            session_id=self._session.session_id,
+            phase=phase,
+            message=message or type(error).__name__,
+            error_type=type(error).__name__,
+            usage=self._usage,
+            rounds=self._rounds,
+            started_at=self._started,
+            failed_at=self._settings.clock(),
+            model=self._provider.model,
         )
+        publish(self._bus, failure)
+        await self._steps.checkpoint(Progress(round=self._rounds, status="failed", failure=failure))
 
     def _still_asking(self, requested: tuple[SectionPath, ...]) -> PromptEvaluationError:
         keys = ", ".join(dotted(path) for path in requested)

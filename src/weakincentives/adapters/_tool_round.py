@@ -5,17 +5,27 @@ terminal tool is a barrier: the calls before it finish first, it runs alone, and
 terminal call that succeeds ends the turn, so the calls after it never run. Whatever
 order calls finish in, their ``ToolInvoked`` events are published, and their outputs
 are sent back, in the order the model issued them.
+
+With a step runner (a durable or Temporal evaluation), every call, refusals included,
+is a step of its own (``round:<n>/call:<call id>``) that the runner may run, record or
+replay, and a call whose tool requires approval first asks the runner for a decision
+(``_approvals``): it runs when approved, fails when denied, and waits when there is
+none yet. Without a runner (in process), batches take the fast path of
+``execute_tool_calls``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from weakincentives._direct import direct_constructor
+from weakincentives.adapters._approvals import Approvals
 from weakincentives.adapters._response import Halt
+from weakincentives.adapters._step_runner import StepRunner
 from weakincentives.adapters._turns import ToolOutputMessage
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import ExecutionScope, Tool
@@ -76,6 +86,8 @@ class RoundResult:
     halt: Halt | None
     skipped: tuple[ToolCall, ...]
     """Calls after a successful terminal call; they did not run."""
+    pending: tuple[ToolCall, ...] = ()
+    """Calls that wait for a person's approval; they did not run (yet)."""
 
 
 class _OrderedPublisher:
@@ -83,13 +95,16 @@ class _OrderedPublisher:
 
     def __init__(self, scope: ExecutionScope) -> None:
         self._scope = scope
-        self._waiting: dict[int, ToolInvoked] = {}
+        self._waiting: dict[int, ToolInvoked | None] = {}
         self._next = 0
 
-    def done(self, index: int, event: ToolInvoked) -> None:
+    def done(self, index: int, event: ToolInvoked | None) -> None:
+        """Call ``index`` has its event (None: it has none, it waits for approval)."""
         self._waiting[index] = event
         while self._next in self._waiting:
-            publish_tool_invoked(self._scope, self._waiting.pop(self._next))
+            ready = self._waiting.pop(self._next)
+            if ready is not None:
+                publish_tool_invoked(self._scope, ready)
             self._next += 1
 
 
@@ -100,9 +115,16 @@ async def run_tool_round(
     tools: Mapping[str, Tool[Any, Any]],
     max_concurrency: int,
     ledger: CallLedger,
+    steps: StepRunner | None = None,
+    round_number: int = 0,
 ) -> RoundResult:
-    """Run ``calls`` (one turn's) and collect what goes back to the model."""
-    return await _Round(calls, scope, tools, max_concurrency).run(ledger)
+    """Run ``calls`` (one turn's) and collect what goes back to the model.
+
+    ``steps`` runs each call as a step keyed by ``round_number`` and the call id; None
+    runs them here directly.
+    """
+    running = _Round(calls, scope, tools, max_concurrency, steps=steps, round_number=round_number)
+    return await running.run(ledger)
 
 
 class _Round:
@@ -114,15 +136,21 @@ class _Round:
         scope: ExecutionScope,
         tools: Mapping[str, Tool[Any, Any]],
         max_concurrency: int,
+        *,
+        steps: StepRunner | None = None,
+        round_number: int = 0,
     ) -> None:
         self._calls = calls
         self._scope = scope
         self._tools = tools
         self._max_concurrency = max_concurrency
+        self._steps = steps
+        self._round = round_number
         self._results: list[ToolExecution | None] = [None] * len(calls)
         self._notes: list[list[str]] = [[] for _ in calls]
         self._first_index: dict[str, int] = {}
         self._publisher = _OrderedPublisher(scope)
+        self._approvals = Approvals() if steps is not None else _NO_APPROVALS
 
     async def run(self, ledger: CallLedger) -> RoundResult:
         calls = self._calls
@@ -137,12 +165,14 @@ class _Round:
             if count > 1 and count > before:
                 self._notes[index].append(_repeat_note(count))
             runnable.add(index)
+        if self._steps is not None:
+            await self._approvals.ask(calls, runnable, self._tools, self._steps, self._round)
         halt: Halt | None = None
         skipped: tuple[ToolCall, ...] = ()
         position = 0
         while position < len(calls) and halt is None:
             if position not in runnable:
-                self._refuse_duplicate(position)
+                await self._set_aside(position)
                 position += 1
                 continue
             tool = self._tools.get(calls[position].name)
@@ -163,12 +193,30 @@ class _Round:
             # Reused call ids in the batch's span are refused in order, after the batch.
             for index in range(position, end):
                 if index not in runnable:
-                    self._refuse_duplicate(index)
+                    await self._set_aside(index)
             position = end
         return self._collect(halt, skipped)
 
+    async def _set_aside(self, index: int) -> None:
+        """A call that does not run now: it waits for approval, or reuses an id."""
+        if index in self._approvals.pending:
+            self._publisher.done(index, None)
+        else:
+            await self._refuse_duplicate(index)
+
     async def _run_batch(self, batch: list[int]) -> None:
         """Run ``batch`` concurrently; each result is kept and published as it lands."""
+        if self._steps is not None:
+            limit = asyncio.Semaphore(self._max_concurrency)
+
+            async def one(index: int) -> None:
+                async with limit:
+                    await self._run_one(index)
+
+            async with asyncio.TaskGroup() as group:
+                for index in batch:
+                    group.create_task(one(index))
+            return
         await execute_tool_calls(
             [self._calls[index] for index in batch],
             self._scope,
@@ -182,9 +230,58 @@ class _Round:
         self._publisher.done(index, execution.event)
 
     async def _run_one(self, index: int) -> ToolExecution:
-        execution = await execute_tool_call(self._calls[index], self._scope, publish=False)
+        call = self._calls[index]
+        if self._steps is None:
+            execution = await execute_tool_call(call, self._scope, publish=False)
+        elif index in self._approvals.denied:
+            message = self._approvals.denied[index]
+
+            async def deny() -> ToolExecution:
+                return refuse_tool_call(call, self._scope, message)
+
+            execution = await self._stepped(index, deny, self._tools.get(call.name))
+        else:
+
+            async def run() -> ToolExecution:
+                return await execute_tool_call(call, self._scope, publish=False)
+
+            execution = await self._stepped(index, run, self._tools.get(call.name))
         self._finished(index, execution)
         return execution
+
+    async def _stepped(
+        self,
+        index: int,
+        run: Callable[[], Awaitable[ToolExecution]],
+        tool: Tool[Any, Any] | None,
+    ) -> ToolExecution:
+        """Call ``index`` as a step; a replayed step's execution is rebuilt from its event.
+
+        ``tool`` is the tool the call runs (None for a call refused before it ran).
+        """
+        assert self._steps is not None
+        call = self._calls[index]
+        ran: list[ToolExecution] = []
+
+        async def step() -> ToolInvoked:
+            execution = await run()
+            ran.append(execution)
+            return execution.event
+
+        key = f"round:{self._round}/call:{call.call_id}"
+        if self._first_index.get(call.call_id) != index:
+            key = f"{key}#{index}"  # a reused id: the refusal is a step of its own
+        event = await self._steps.call(key, call, tool, step)
+        if ran and ran[0].event is event:
+            return ran[0]
+        return ToolExecution(
+            call=call,
+            tool=tool,
+            params=event.params,
+            result=event.result,
+            event=event,
+            exception=event.exception,
+        )
 
     def _barrier_after(self, start: int) -> int:
         """The index of the next exclusive or terminal call after ``start``, or the end."""
@@ -196,13 +293,20 @@ class _Round:
             index += 1
         return index
 
-    def _refuse_duplicate(self, index: int) -> None:
+    async def _refuse_duplicate(self, index: int) -> None:
         call = self._calls[index]
         message = (
             f"Not run: call id {call.call_id!r} was already used by an earlier call in this "
             "turn. Give each call its own id."
         )
-        execution = refuse_tool_call(call, self._scope, message)
+        if self._steps is None:
+            execution = refuse_tool_call(call, self._scope, message)
+        else:
+
+            async def refuse() -> ToolExecution:
+                return refuse_tool_call(call, self._scope, message)
+
+            execution = await self._stepped(index, refuse, None)
         self._results[index] = execution
         self._notes[self._first_index[call.call_id]].append(
             f"(Another call in this turn reused the id {call.call_id!r}; it was not run.)"
@@ -228,10 +332,14 @@ class _Round:
                     success=execution.result.success,
                 )
             )
-        return RoundResult(executions, tuple(outputs), halt, skipped)
+        waiting = self._approvals.pending
+        pending = tuple(self._calls[index] for index in sorted(waiting)) if waiting else ()
+        return RoundResult(executions, tuple(outputs), halt, skipped, pending)
 
 
 _make_output = direct_constructor(ToolOutputMessage)
+_NO_APPROVALS = Approvals()
+"""In process no call waits for approval (a prompt that needs one has no runner to wait)."""
 
 
 def _repeat_note(count: int) -> str:

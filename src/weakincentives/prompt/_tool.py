@@ -27,6 +27,10 @@ __all__ = ["Tool", "ToolHandler", "ToolSpec", "tool"]
 logger = logging.getLogger("weakincentives.prompt")
 
 
+type ApprovalPolicy[ParamsT] = Callable[[ParamsT], bool]
+"""Decides from a call's parsed params whether a person must approve it before it runs."""
+
+
 class ToolHandler[ParamsT, ResultT](Protocol):
     """The handler calling convention: params positionally, ``context`` by keyword.
 
@@ -100,6 +104,29 @@ class Tool[ParamsT, ResultT]:
     """False for legacy handlers without a ``context`` parameter."""
     is_async: bool
     """Whether the handler is a coroutine function."""
+    requires_approval: bool | ApprovalPolicy[ParamsT]
+    """Whether a person must approve a call before it runs: True for every call, or a
+    function of the call's params that says so per call (an exception counts as True).
+
+    A call that needs approval pauses a durable evaluation (``evaluate(store=...)``):
+    the response lists it in ``pending_approvals`` until someone decides
+    (``store.decide_approval``) and the evaluation is resumed; a denied call reaches the
+    model as a failed result. Evaluating such a tool without a store is an error."""
+
+    def approval_needed(self, params: ParamsT) -> bool:
+        """Whether a call with ``params`` must wait for a person's approval."""
+        policy = self.requires_approval
+        if isinstance(policy, bool):
+            return policy
+        try:
+            return bool(policy(params))
+        except Exception:  # a policy that cannot decide must not let the call through
+            logger.warning(
+                "the approval policy of tool %r raised; the call waits for approval",
+                self.name,
+                exc_info=True,
+            )
+            return True
 
     def __class_getitem__(cls, item: object) -> SubscriptAlias:
         """``Tool[Params, Result]``: the subscript reaches the constructor."""
@@ -117,12 +144,22 @@ class Tool[ParamsT, ResultT]:
         result_type: type[ResultT] | None = None,
         exclusive: bool = False,
         run_in_thread: bool = True,
+        requires_approval: bool | ApprovalPolicy[ParamsT] = False,
     ) -> None:
         problems = [
             PromptValidationError(f"tool {name!r}: {problem}", tool_name=str(name))
             for problem in (tool_name_problem(name), description_problem(description))
             if problem is not None
         ]
+        policy: object = requires_approval  # checked: callers outside mypy pass anything
+        if not isinstance(policy, bool) and not callable(policy):
+            problems.append(
+                PromptValidationError(
+                    f"tool {name!r}: requires_approval must be True, False or a function of "
+                    f"the params, got {type(policy).__name__}",
+                    tool_name=str(name),
+                )
+            )
         analysis = _analyse_handler(name, handler)
         problems.extend(analysis.problems)
         subscript = subscript_args(type(self)) or ()
@@ -152,6 +189,7 @@ class Tool[ParamsT, ResultT]:
             "terminal": terminal,
             "exclusive": exclusive,
             "run_in_thread": run_in_thread,
+            "requires_approval": requires_approval,
             "spec": spec,
             "takes_context": analysis.takes_context,
             "is_async": handler is not None and inspect.iscoroutinefunction(handler),
@@ -169,6 +207,7 @@ class Tool[ParamsT, ResultT]:
         accepts_overrides: bool = True,
         exclusive: bool = False,
         run_in_thread: bool = True,
+        requires_approval: bool | ApprovalPolicy[ParamsT] = False,
     ) -> Tool[ParamsT, ResultT]:
         """Build a tool from a handler: name from the function, description from its docstring."""
         if name is None:
@@ -190,6 +229,7 @@ class Tool[ParamsT, ResultT]:
             accepts_overrides=accepts_overrides,
             exclusive=exclusive,
             run_in_thread=run_in_thread,
+            requires_approval=requires_approval,
         )
 
     @property
@@ -259,6 +299,7 @@ def tool[P, R](
     accepts_overrides: bool = True,
     exclusive: bool = False,
     run_in_thread: bool = True,
+    requires_approval: bool | ApprovalPolicy[Any] = False,
 ) -> Callable[[ToolHandler[P, R]], Tool[P, R]]: ...
 def tool[P, R](
     function: ToolHandler[P, R] | None = None,
@@ -269,6 +310,7 @@ def tool[P, R](
     accepts_overrides: bool = True,
     exclusive: bool = False,
     run_in_thread: bool = True,
+    requires_approval: bool | ApprovalPolicy[Any] = False,
 ) -> Tool[P, R] | Callable[[ToolHandler[P, R]], Tool[P, R]]:
     """Decorate a typed handler to make a :class:`Tool` (``@tool`` or ``@tool(name=...)``)."""
 
@@ -280,6 +322,7 @@ def tool[P, R](
             accepts_overrides=accepts_overrides,
             exclusive=exclusive,
             run_in_thread=run_in_thread,
+            requires_approval=requires_approval,
         )
 
     return build if function is None else build(function)

@@ -82,8 +82,9 @@ class ToolExecution:
     """The outcome of one call: the result for the model, plus what observers need."""
 
     call: ToolCall
-    tool: Tool[Any, Any] | None
-    """The tool that ran; None when the name was unknown."""
+    tool: Tool[Any, Any] | None = field(default=None, compare=False, metadata={"stored": False})
+    """The tool that ran; None when the name was unknown. In-process only: a stored
+    execution keeps the tool's name (``call.name``), and loads with None here."""
     params: object
     """The parsed params; None when parsing failed or never happened."""
     result: ToolResult[Any]

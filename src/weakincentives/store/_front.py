@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Self
 
+from weakincentives.errors import StoreUsageError
 from weakincentives.serde import JSONValue
 from weakincentives.store._checks import (
     check_decision,
@@ -101,6 +102,7 @@ class CheckedStore(ABC):
         status: EvaluationStatus,
         document: JSONValue,
         session_id: str | None = None,
+        events: Sequence[NewEvent] = (),
     ) -> Checkpoint:
         """Replace the evaluation's checkpoint; see :meth:`Store.save_checkpoint`."""
         check_id("evaluation_id", evaluation_id)
@@ -108,9 +110,15 @@ class CheckedStore(ABC):
         checked = check_status(status)
         if session_id is not None:
             check_id("session_id", session_id)
+        rows = _event_rows(session_id, events, f"the checkpoint of evaluation {evaluation_id!r}")
         text = encode(document, record=f"the checkpoint of evaluation {evaluation_id!r}")
         return await self._save_checkpoint(
-            evaluation_id, round=round, status=checked, session_id=session_id, document=text
+            evaluation_id,
+            round=round,
+            status=checked,
+            session_id=session_id,
+            document=text,
+            events=rows,
         )
 
     async def load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
@@ -131,12 +139,24 @@ class CheckedStore(ABC):
 
     # -- steps ------------------------------------------------------------------------
 
-    async def record_step(self, evaluation_id: str, key: str, document: JSONValue) -> Step:
+    async def record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: JSONValue,
+        *,
+        session_id: str | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> Step:
         """Record a step once, returning the stored one; see :meth:`Store.record_step`."""
         check_id("evaluation_id", evaluation_id)
         check_id("step key", key)
-        text = encode(document, record=f"step {key!r} of evaluation {evaluation_id!r}")
-        return await self._record_step(evaluation_id, key, text)
+        if session_id is not None:
+            check_id("session_id", session_id)
+        where = f"step {key!r} of evaluation {evaluation_id!r}"
+        rows = _event_rows(session_id, events, where)
+        text = encode(document, record=where)
+        return await self._record_step(evaluation_id, key, text, session_id=session_id, events=rows)
 
     async def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
         """An evaluation's steps in recording order."""
@@ -213,6 +233,7 @@ class CheckedStore(ABC):
         status: EvaluationStatus,
         session_id: str | None,
         document: str,
+        events: list[tuple[str, str]],
     ) -> Checkpoint: ...
 
     @abstractmethod
@@ -227,7 +248,15 @@ class CheckedStore(ABC):
     async def _delete_evaluation(self, evaluation_id: str) -> bool: ...
 
     @abstractmethod
-    async def _record_step(self, evaluation_id: str, key: str, document: str) -> Step: ...
+    async def _record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: str,
+        *,
+        session_id: str | None,
+        events: list[tuple[str, str]],
+    ) -> Step: ...
 
     @abstractmethod
     async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]: ...
@@ -252,3 +281,14 @@ class CheckedStore(ABC):
 
     @abstractmethod
     async def _pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]: ...
+
+
+def _event_rows(
+    session_id: str | None, events: Sequence[NewEvent], record: str
+) -> list[tuple[str, str]]:
+    """The encoded events written with ``record`` (none when ``events`` is empty)."""
+    if isinstance(events, tuple | list) and not events:
+        return []
+    if session_id is None:
+        raise StoreUsageError(f"events written with {record} need the session_id of their log")
+    return encode_events(session_id, events)

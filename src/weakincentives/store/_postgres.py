@@ -222,6 +222,7 @@ class PostgresStore(CheckedStore):
         status: EvaluationStatus,
         session_id: str | None,
         document: str,
+        events: list[tuple[str, str]],
     ) -> Checkpoint:
         now = self._now()
         return await self._run(
@@ -233,6 +234,7 @@ class PostgresStore(CheckedStore):
                 status=status,
                 session_id=session_id,
                 document=document,
+                events=events,
                 format_version=self._format,
                 now=now,
             ),
@@ -254,12 +256,27 @@ class PostgresStore(CheckedStore):
             "delete_evaluation", lambda c: ops.delete_evaluation(c, evaluation_id)
         )
 
-    async def _record_step(self, evaluation_id: str, key: str, document: str) -> Step:
+    async def _record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: str,
+        *,
+        session_id: str | None,
+        events: list[tuple[str, str]],
+    ) -> Step:
         now = self._now()
         return await self._run(
             "record_step",
             lambda c: ops.record_step(
-                c, evaluation_id, key, document, format_version=self._format, now=now
+                c,
+                evaluation_id,
+                key,
+                document,
+                session_id=session_id,
+                events=events,
+                format_version=self._format,
+                now=now,
             ),
         )
 

@@ -112,24 +112,37 @@ async def append(
     now: datetime,
 ) -> tuple[int, int]:
     """Append encoded (type name, document) rows in one transaction."""
-    count = len(rows)
     async with connection.transaction():
-        cursor = await connection.execute(
-            _APPEND,
-            {
-                "session_id": session_id,
-                "count": count,
-                "now": now,
-                "format_version": format_version,
-                "type_names": [type_name for type_name, _ in rows],
-                "documents": [document for _, document in rows],
-            },
+        return await _append_rows(
+            connection, session_id, rows, format_version=format_version, now=now
         )
-        saved = await cursor.fetchone()
+
+
+async def _append_rows(
+    connection: Connection,
+    session_id: str,
+    rows: list[tuple[str, str]],
+    *,
+    format_version: int,
+    now: datetime,
+) -> tuple[int, int]:
+    """The append itself, inside the caller's transaction."""
+    count = len(rows)
+    cursor = await connection.execute(
+        _APPEND,
+        {
+            "session_id": session_id,
+            "count": count,
+            "now": now,
+            "format_version": format_version,
+            "type_names": [type_name for type_name, _ in rows],
+            "documents": [document for _, document in rows],
+        },
+    )
+    saved = await cursor.fetchone()
     assert saved is not None  # the upsert returns the session's row
     last = int(saved[0])
-    first = last - count + 1
-    return first, last
+    return last - count + 1, last
 
 
 async def read(
@@ -208,10 +221,14 @@ async def save_checkpoint(
     status: EvaluationStatus,
     session_id: str | None,
     document: str,
+    events: list[tuple[str, str]],
     format_version: int,
     now: datetime,
 ) -> Checkpoint:
-    """Replace the checkpoint unless the stored one is of a later round or format."""
+    """Replace the checkpoint unless the stored one is of a later round or format.
+
+    ``events`` go to the session's log in the same transaction, only if it saves.
+    """
     async with connection.transaction():
         saved = await _row(
             connection,
@@ -230,6 +247,11 @@ async def save_checkpoint(
             )
             raise CheckpointConflictError(
                 evaluation_id=evaluation_id, round=round, stored_round=stored[0]
+            )
+        if events:
+            assert session_id is not None  # checked in front
+            await _append_rows(
+                connection, session_id, events, format_version=format_version, now=now
             )
     return Checkpoint(
         evaluation_id=evaluation_id,
@@ -314,21 +336,29 @@ async def record_step(
     key: str,
     document: str,
     *,
+    session_id: str | None,
+    events: list[tuple[str, str]],
     format_version: int,
     now: datetime,
 ) -> Step:
-    """Insert a step unless it exists; return the stored one.
+    """Insert a step unless it exists, and then its events; return the stored step.
 
     Under READ COMMITTED the insert waits for a concurrent writer of the same key; if
-    that one commits, the insert does nothing and the next statement sees its row.
+    that one commits, the insert does nothing (so neither do the events) and the next
+    statement sees its row.
     """
     async with connection.transaction():
-        await connection.execute(
+        cursor = await connection.execute(
             "INSERT INTO wink_steps (evaluation_id, step_key, format_version, document,"
             " recorded_at) VALUES (%s, %s, %s, %s::json, %s)"
             " ON CONFLICT (evaluation_id, step_key) DO NOTHING",
             (evaluation_id, key, format_version, document, now),
         )
+        if cursor.rowcount and events:
+            assert session_id is not None  # checked in front
+            await _append_rows(
+                connection, session_id, events, format_version=format_version, now=now
+            )
         row = await _row(
             connection,
             "SELECT step_key, format_version, document::text, recorded_at FROM wink_steps"

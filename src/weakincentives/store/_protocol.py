@@ -93,11 +93,14 @@ class Store(Protocol):
         status: EvaluationStatus,
         document: JSONValue,
         session_id: str | None = None,
+        events: Sequence[NewEvent] = (),
     ) -> Checkpoint:
         """Replace the evaluation's checkpoint with this one, atomically.
 
         Saving the stored round again replaces it (a status change, a retried save);
         an older round raises :class:`~weakincentives.errors.CheckpointConflictError`.
+        ``events`` are appended to ``session_id``'s log in the same transaction, so
+        they are written if and only if the checkpoint is.
         """
         ...
 
@@ -118,11 +121,22 @@ class Store(Protocol):
         """
         ...
 
-    async def record_step(self, evaluation_id: str, key: str, document: JSONValue) -> Step:
+    async def record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: JSONValue,
+        *,
+        session_id: str | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> Step:
         """Record a step's result once; return the stored step.
 
         When the step was already recorded, the stored one is returned unchanged: the
         first writer wins, so racing or resumed processes agree on one result.
+        ``events`` are appended to ``session_id``'s log in the same transaction, and only
+        by the writer that recorded the step: a crash loses both or neither, and a
+        losing writer appends nothing.
         """
         ...
 

@@ -12,6 +12,7 @@ import asyncio
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -133,13 +134,33 @@ class SQLiteStore(CheckedStore):
             self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
         )
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
+            self._switch_to_wal(connection)
             connection.execute("PRAGMA synchronous=FULL")
             migrate(connection, location=self._path, now=utc(self._clock()))
         except BaseException:
             connection.close()
             raise
         return SQLiteOperations(connection, format_version=self._format, clock=self._clock)
+
+    def _switch_to_wal(self, connection: sqlite3.Connection) -> None:
+        """Put the file in WAL mode, waiting out another process doing the same.
+
+        Changing the journal mode needs the file to itself; when another connection is
+        about to take it, SQLite answers "database is locked" at once instead of calling
+        its busy handler (that wait could deadlock), so the switch is retried here, up to
+        the busy timeout. Once in WAL mode the switch is a read that never waits.
+        """
+        give_up = time.monotonic() + self._busy_timeout
+        pause = 0.001
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > give_up:
+                    raise
+            time.sleep(pause)  # back off: another process holds the lock for a moment
+            pause = min(pause * 2, 0.05)
 
     # -- the primitives, each one call on the worker thread ---------------------------
 
@@ -165,11 +186,17 @@ class SQLiteStore(CheckedStore):
         status: EvaluationStatus,
         session_id: str | None,
         document: str,
+        events: list[tuple[str, str]],
     ) -> Checkpoint:
         return await self._run(
             "save_checkpoint",
             lambda ops: ops.save_checkpoint(
-                evaluation_id, round=round, status=status, session_id=session_id, document=document
+                evaluation_id,
+                round=round,
+                status=status,
+                session_id=session_id,
+                document=document,
+                events=events,
             ),
         )
 
@@ -186,9 +213,20 @@ class SQLiteStore(CheckedStore):
             "delete_evaluation", lambda ops: ops.delete_evaluation(evaluation_id)
         )
 
-    async def _record_step(self, evaluation_id: str, key: str, document: str) -> Step:
+    async def _record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: str,
+        *,
+        session_id: str | None,
+        events: list[tuple[str, str]],
+    ) -> Step:
         return await self._run(
-            "record_step", lambda ops: ops.record_step(evaluation_id, key, document)
+            "record_step",
+            lambda ops: ops.record_step(
+                evaluation_id, key, document, session_id=session_id, events=events
+            ),
         )
 
     async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:

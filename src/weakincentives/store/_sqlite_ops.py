@@ -94,18 +94,24 @@ class SQLiteOperations:
     def append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]:
         """Append encoded (type name, document) rows; return (first, last) seq."""
         now = self._now()
-        count = len(rows)
         with self._writing() as connection:
-            (last,) = connection.execute(_APPEND, (session_id, count, now, now)).fetchone()
-            first = int(last) - count + 1
-            connection.executemany(
-                "INSERT INTO wink_events (session_id, seq, type_name, format_version, document,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (session_id, first + index, type_name, self._format, document, now)
-                    for index, (type_name, document) in enumerate(rows)
-                ],
-            )
+            return self._append_rows(connection, session_id, rows, now)
+
+    def _append_rows(
+        self, connection: sqlite3.Connection, session_id: str, rows: list[tuple[str, str]], now: str
+    ) -> tuple[int, int]:
+        """The append itself, inside the caller's write transaction."""
+        count = len(rows)
+        (last,) = connection.execute(_APPEND, (session_id, count, now, now)).fetchone()
+        first = int(last) - count + 1
+        connection.executemany(
+            "INSERT INTO wink_events (session_id, seq, type_name, format_version, document,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (session_id, first + index, type_name, self._format, document, now)
+                for index, (type_name, document) in enumerate(rows)
+            ],
+        )
         return first, int(last)
 
     def read(self, session_id: str, after: int, limit: int | None) -> tuple[StoredEvent, ...]:
@@ -171,8 +177,12 @@ class SQLiteOperations:
         status: EvaluationStatus,
         session_id: str | None,
         document: str,
+        events: list[tuple[str, str]],
     ) -> Checkpoint:
-        """Replace the checkpoint unless the stored one is of a later round or format."""
+        """Replace the checkpoint unless the stored one is of a later round or format.
+
+        ``events`` go to the session's log in the same transaction, only if it saves.
+        """
         now = self._now()
         with self._writing() as connection:
             saved = connection.execute(
@@ -192,6 +202,9 @@ class SQLiteOperations:
                 raise CheckpointConflictError(
                     evaluation_id=evaluation_id, round=round, stored_round=stored_round
                 )
+            if events:
+                assert session_id is not None  # checked in front
+                self._append_rows(connection, session_id, events, now)
         return Checkpoint(
             evaluation_id=evaluation_id,
             round=round,
@@ -257,15 +270,26 @@ class SQLiteOperations:
 
     # -- steps ------------------------------------------------------------------------
 
-    def record_step(self, evaluation_id: str, key: str, document: str) -> Step:
-        """Insert a step unless it exists; return the stored one."""
+    def record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: str,
+        *,
+        session_id: str | None,
+        events: list[tuple[str, str]],
+    ) -> Step:
+        """Insert a step unless it exists, and then its events; return the stored step."""
         now = self._now()
         with self._writing() as connection:
-            connection.execute(
+            inserted = connection.execute(
                 "INSERT INTO wink_steps (evaluation_id, step_key, format_version, document,"
                 " recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (evaluation_id, key, self._format, document, now),
-            )
+            ).rowcount
+            if inserted and events:
+                assert session_id is not None  # checked in front
+                self._append_rows(connection, session_id, events, now)
             row = connection.execute(
                 "SELECT step_key, format_version, document, recorded_at FROM wink_steps"
                 " WHERE evaluation_id = ? AND step_key = ?",

@@ -95,11 +95,17 @@ class SyncStore:
         status: EvaluationStatus,
         document: JSONValue,
         session_id: str | None = None,
+        events: Sequence[NewEvent] = (),
     ) -> Checkpoint:
-        """Replace the evaluation's checkpoint; an older round is a conflict."""
+        """Replace the evaluation's checkpoint (and append ``events``); see ``Store``."""
         return run_sync(
             self._store.save_checkpoint(
-                evaluation_id, round=round, status=status, document=document, session_id=session_id
+                evaluation_id,
+                round=round,
+                status=status,
+                document=document,
+                session_id=session_id,
+                events=events,
             )
         )
 
@@ -117,9 +123,21 @@ class SyncStore:
         """Delete an evaluation's checkpoint, steps and approvals."""
         return run_sync(self._store.delete_evaluation(evaluation_id))
 
-    def record_step(self, evaluation_id: str, key: str, document: JSONValue) -> Step:
-        """Record a step once; the stored step when it already exists."""
-        return run_sync(self._store.record_step(evaluation_id, key, document))
+    def record_step(
+        self,
+        evaluation_id: str,
+        key: str,
+        document: JSONValue,
+        *,
+        session_id: str | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> Step:
+        """Record a step once (with its events); the stored step when it already exists."""
+        return run_sync(
+            self._store.record_step(
+                evaluation_id, key, document, session_id=session_id, events=events
+            )
+        )
 
     def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
         """An evaluation's steps in recording order."""
