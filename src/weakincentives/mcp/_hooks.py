@@ -54,9 +54,11 @@ type ElicitationHandler = Callable[
 """``(server, request) -> answer``: a plain or async function; it may ask a person."""
 type SamplingHandler = Callable[
     [str, types.CreateMessageRequestParams],
-    types.CreateMessageResult | Awaitable[types.CreateMessageResult],
+    types.CreateMessageResult
+    | types.ErrorData
+    | Awaitable[types.CreateMessageResult | types.ErrorData],
 ]
-"""``(server, request) -> assistant message``, for sampling without an adapter."""
+"""``(server, request) -> assistant message`` (or an error), for sampling without an adapter."""
 type Sampler = Callable[
     [str, types.CreateMessageRequestParams],
     Awaitable[types.CreateMessageResult | types.ErrorData],

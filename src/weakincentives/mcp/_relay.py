@@ -10,6 +10,9 @@ reach the client whose call caused them, on that call's stream.
 
 from __future__ import annotations
 
+import contextlib
+import typing
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -18,16 +21,24 @@ from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.shared.message import ServerMessageMetadata
 
-__all__ = ["CURRENT_RELAY", "Relay"]
+__all__ = ["CURRENT_RELAY", "LEVELS", "Relay", "relayed"]
+
+LEVELS: tuple[types.LoggingLevel, ...] = typing.get_args(types.LoggingLevel)
+"""Log levels from the least to the most severe."""
 
 
 class Relay:
     """The MCP client request a served call is answering (its session and request id)."""
 
-    def __init__(self, context: ServerRequestContext[Any, Any]) -> None:
+    def __init__(
+        self, context: ServerRequestContext[Any, Any], *, minimum: types.LoggingLevel | None
+    ) -> None:
         self._session = context.session
         self._request_id = context.request_id
-        self._log_levels = allowed_log_levels(context.protocol_version, context.meta)
+        floor = LEVELS.index(minimum) if minimum is not None else 0
+        self._log_levels = allowed_log_levels(context.protocol_version, context.meta) & set(
+            LEVELS[floor:]
+        )
         self._progress_token = (context.meta or {}).get("progress_token")
 
     def offers(self, capability: types.ClientCapabilities) -> bool:
@@ -77,3 +88,15 @@ class Relay:
 
 CURRENT_RELAY: ContextVar[Relay | None] = ContextVar("weakincentives_mcp_relay", default=None)
 """The relay of the served call running in this context, if any."""
+
+
+@contextlib.contextmanager
+def relayed(
+    context: ServerRequestContext[Any, Any], minimum: types.LoggingLevel | None
+) -> Iterator[None]:
+    """Run the block as a served call: upstream requests and reports go to its client."""
+    token = CURRENT_RELAY.set(Relay(context, minimum=minimum))
+    try:
+        yield
+    finally:
+        CURRENT_RELAY.reset(token)

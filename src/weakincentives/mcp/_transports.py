@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -44,20 +46,41 @@ def endpoint(listener: socket.socket) -> str:
     return f"http://{shown}:{port}/mcp"
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without signal handlers of its own: whoever awaits :func:`serve_http` decides.
+
+    uvicorn replaces the process's SIGINT and SIGTERM handlers while it serves and
+    raises the signal again once it stops, which would end the process before the
+    caller could close what it opened (upstream MCP servers, for one).
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 async def serve_http(
     server: Server[Any],
     listener: socket.socket,
     *,
     on_ready: Callable[[str], object] | None = None,
 ) -> None:
-    """Serve streamable HTTP at ``/mcp`` on ``listener`` until the process is interrupted.
+    """Serve streamable HTTP at ``/mcp`` on ``listener`` until cancelled.
 
-    A loopback host gets the SDK's DNS-rebinding protection (only loopback ``Host`` and
-    ``Origin`` headers are accepted).
+    Cancelling it shuts the server down gracefully (open requests get up to 2 s)
+    before the cancellation goes on. A loopback host gets the SDK's DNS-rebinding
+    protection (only loopback ``Host`` and ``Origin`` headers are accepted).
     """
     host = listener.getsockname()[0]
     app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
+    runner = _Uvicorn(config)
+    serving = asyncio.ensure_future(runner.serve(sockets=[listener]))
     if on_ready is not None:
         on_ready(endpoint(listener))
-    await uvicorn.Server(config).serve(sockets=[listener])
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        runner.should_exit = True
+        await serving
+        raise
