@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import listen
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
 from weakincentives.mcp._errors import MCPConnectionError, MCPError, MCPOperation, MCPTimeoutError
@@ -72,6 +73,7 @@ class MCPConnection:
         self._background: set[asyncio.Task[None]] = set()
         self._relays: list[Relay] = []
         self._task_tools: frozenset[str] = frozenset()
+        self._watches: dict[str, asyncio.Event] = {}
         self._log_level = hooks.log_level
         self._hooks = SessionHooks(hooks, server=lambda: self.name, relay=self._sole_relay)
 
@@ -253,6 +255,18 @@ class MCPConnection:
             self._request(sent, None, "request"), guard=self._call_timeout + 1.0
         )
 
+    async def subscribe(self, uri: str) -> None:
+        """Ask for ``notifications/resources/updated`` about ``uri``.
+
+        ``resources/subscribe`` on the 2025 revision; on 2026-07-28 a
+        ``subscriptions/listen`` stream for the URI, held until :meth:`unsubscribe`.
+        """
+        await self._at_home(self._watch(uri), guard=self._call_timeout + 1.0)
+
+    async def unsubscribe(self, uri: str) -> None:
+        """Stop the updates :meth:`subscribe` asked for."""
+        await self._at_home(self._unwatch(uri), guard=self._call_timeout + 1.0)
+
     async def aclose(self) -> None:
         """Close the session and stop (or disconnect from) the server; safe to repeat."""
         await self._at_home(self._close())
@@ -296,6 +310,42 @@ class MCPConnection:
             if not ready.done():
                 ready.cancel()
 
+    async def _watch(self, uri: str) -> None:
+        session = self._live_session("request")
+        if not is_modern(session):
+            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+            await self._request(
+                lambda s: s.send_request(request, types.EmptyResult), None, "request"
+            )
+            return
+        if uri in self._watches:
+            return
+        stop = asyncio.Event()
+        started: asyncio.Future[None] = self._loop.create_future()
+        self._spawn(_hold_listen(session, uri, started, stop))
+        try:
+            async with asyncio.timeout(self._call_timeout):
+                await started
+        except Exception as exc:
+            stop.set()
+            raise mapped(exc, self.name, "request", self._call_timeout) from exc
+        self._watches[uri] = stop
+
+    async def _unwatch(self, uri: str) -> None:
+        session = self._live_session("request")
+        if is_modern(session):
+            stop = self._watches.pop(uri, None)
+            if stop is not None:
+                stop.set()
+            return
+        request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+        await self._request(lambda s: s.send_request(request, types.EmptyResult), None, "request")
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = self._loop.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def _adopt(self, session: ClientSession, dispatcher: JSONRPCDispatcher[Any]) -> None:
         self._session = session
         self._dispatcher = dispatcher
@@ -309,9 +359,7 @@ class MCPConnection:
             return
         # The SDK awaits this handler inside its read loop; a listener that sends a
         # request from here would wait for a reply that loop can no longer read.
-        task = self._loop.create_task(self._listener(self, message))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._spawn(self._listener(self, message))
 
     def _sole_relay(self) -> Relay | None:
         """The relay of the calls in flight, when they all come from one served request."""
@@ -425,6 +473,23 @@ class MCPConnection:
                 server=self.name,
                 operation=operation,
             )
+
+
+async def _hold_listen(
+    session: ClientSession, uri: str, started: asyncio.Future[None], stop: asyncio.Event
+) -> None:
+    """Hold a ``subscriptions/listen`` stream for ``uri`` open until ``stop`` is set.
+
+    Its events reach the session's message handler like any notification, so the
+    stream itself is never read.
+    """
+    try:
+        async with listen(session, resource_subscriptions=[uri]):
+            started.set_result(None)
+            await stop.wait()
+    except Exception as exc:
+        if not started.done():
+            started.set_exception(exc)
 
 
 def requires_task(tool: types.Tool) -> bool:

@@ -26,6 +26,7 @@ from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from weakincentives.mcp._hooks import SessionHooks
 
@@ -86,8 +87,9 @@ async def open_session(
 async def _negotiate(session: ClientSession) -> None:
     try:
         await session.discover()
-    except (MCPError, RuntimeError) as exc:
-        # Not a modern server (no server/discover, or no modern version in common).
+    except (MCPError, RuntimeError, ValidationError) as exc:
+        # Not a modern server: no server/discover, an answer that is not a discover
+        # result, or no modern version in common.
         logger.debug("server/discover failed (%s); using the initialize handshake", exc)
         await session.initialize()
 

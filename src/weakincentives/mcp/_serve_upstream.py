@@ -201,7 +201,7 @@ class _Passing:
         server = self._owner(uri)
         connection = self._upstream.connection(server)
         assert connection is not None  # _owner names connected servers only
-        await connection.send(types.SubscribeRequest(params=params), types.EmptyResult)
+        await connection.subscribe(uri)
         self._subscribers.setdefault((server, uri), {})[_session_key(ctx)] = ctx.session
         return types.EmptyResult()
 
@@ -216,7 +216,7 @@ class _Passing:
             self._subscribers.pop((server, uri), None)
             connection = self._upstream.connection(server)
             assert connection is not None  # _owner names connected servers only
-            await connection.send(types.UnsubscribeRequest(params=params), types.EmptyResult)
+            await connection.unsubscribe(uri)
         return types.EmptyResult()
 
     async def level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
