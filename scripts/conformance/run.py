@@ -87,7 +87,7 @@ def _serve() -> tuple[subprocess.Popen[str], str]:
 
 
 def server_rows(output: Path) -> dict[str, tuple[int, int, int]]:
-    """Every server scenario (the whole suite, pending ones included) against the served catalogue."""
+    """Every server scenario (pending ones too) against the served catalogue."""
     process, url = _serve()
     try:
         _suite("server", "--url", url, "--suite", "all", "-o", str(output))
@@ -136,7 +136,7 @@ def main() -> int:
                 reason = NOT_APPLICABLE.get((side, scenario))
                 if reason is not None:
                     result = f"not applicable: {reason}"
-                elif failed or not passed and not warned:
+                elif failed or (not passed and not warned):
                     result = "FAIL"
                     failures += 1
                 else:

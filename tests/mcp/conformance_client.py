@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import sys
 
+from mcp import types
+
 from weakincentives.mcp import HttpServer, MCPToolbox
 from weakincentives.serde import sample
-
-from mcp import types
 
 
 def _accept(server: str, request: types.ElicitRequestParams) -> types.ElicitResult:
