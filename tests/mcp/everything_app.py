@@ -375,7 +375,12 @@ _USER_SCHEMA: dict[str, Any] = {
 
 
 class _Tasks:
-    """Task-augmented ``tools/call`` for ``test_task`` (2025-11-25): one working poll, then done."""
+    """Task-augmented ``tools/call`` for ``test_task`` (2025-11-25): one working poll, then done.
+
+    The SDK checks that a ``tools/call`` handler returns a ``CallToolResult``, so the
+    task answer comes from a middleware that answers before the handler. On
+    2026-07-28 connections tasks are not part of the protocol and the tool just runs.
+    """
 
     def __init__(self) -> None:
         self._polls: dict[str, int] = {}
@@ -391,18 +396,24 @@ class _Tasks:
             ttl=None,
             poll_interval=10,
         )
-        return task.model_dump(mode="json", by_alias=True, exclude_none=True)
+        dumped = task.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return {**dumped, "ttl": None}  # required, and null means unlimited
 
     async def call(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         if params.name != "test_task":
             return await call_tool(ctx, params)
-        if params.task is None:
-            raise MCPError(
-                code=types.METHOD_NOT_FOUND, message="test_task requires task augmentation"
-            )
+        if _modern(ctx):
+            return _text(f"ran {(params.arguments or {}).get('text', '')} without a task")
+        raise MCPError(code=types.METHOD_NOT_FOUND, message="test_task requires task augmentation")
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        """The middleware: a ``tools/call`` of ``test_task`` with a ``task`` creates one."""
+        params = ctx.params or {}
+        if ctx.method != "tools/call" or params.get("name") != "test_task" or "task" not in params:
+            return await call_next(ctx)
         task_id = f"task-{len(self._polls) + 1}"
         self._polls[task_id] = 0
-        self._texts[task_id] = str((params.arguments or {}).get("text", ""))
+        self._texts[task_id] = str((params.get("arguments") or {}).get("text", ""))
         return {"task": self._task(task_id, "working")}
 
     async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
@@ -455,6 +466,7 @@ def build_server(name: str = "everything") -> Server[Any]:
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, tasks.get)
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, tasks.result)
+    server.middleware.append(tasks)
     return server
 
 

@@ -81,13 +81,24 @@ def build_server(
     filler: int = 0,
     loop_cursor: bool = False,
     faulty: bool = False,
+    task_tool: bool = False,
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
     ``loop_cursor`` makes every page point back to the first one, a paginator that
-    never ends; ``faulty`` adds tools that break the protocol.
+    never ends; ``faulty`` adds tools that break the protocol; ``task_tool`` adds one
+    that may only be called as a task, which this server does not offer.
     """
     tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
+    if task_tool:
+        tools.append(
+            types.Tool(
+                name="slow_batch",
+                description="Runs only as a task.",
+                input_schema=_object({}, []),
+                execution=types.ToolExecution(task_support="required"),
+            )
+        )
     nouns = ("issue", "label", "repo")
     for index in range(filler):
         noun = nouns[index % len(nouns)]
@@ -182,9 +193,15 @@ if __name__ == "__main__":
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--filler", type=int, default=0)
     parser.add_argument("--legacy", action="store_true")
+    parser.add_argument("--task-tool", action="store_true")
     args = parser.parse_args()
     anyio.run(
         _serve_stdio,
-        build_server(name=args.name, page_size=args.page_size, filler=args.filler),
+        build_server(
+            name=args.name,
+            page_size=args.page_size,
+            filler=args.filler,
+            task_tool=args.task_tool,
+        ),
         args.legacy,
     )

@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from mcp import types
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog
 from weakincentives.mcp._connection import MCPConnection
@@ -63,14 +62,12 @@ def build_catalog(
 
 
 def _no_tasks(connection: MCPConnection) -> str | None:
-    """Why tools that must run as tasks cannot on ``connection``, or None when they can."""
+    """Why tools that must run as tasks cannot on ``connection``, or None when they can.
+
+    (On 2026-07-28 connections tools carry no ``execution``: tasks left the core.)
+    """
     if connection.runs_task_tools:
         return None
-    if connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return (
-            "the tool must be called as a task (execution.taskSupport: required), and tasks "
-            f"are not part of protocol revision {connection.protocol_version} this server speaks"
-        )
     return (
         "the tool must be called as a task (execution.taskSupport: required), and the "
         "server does not offer task-augmented tools/call (capabilities.tasks.requests.tools.call)"

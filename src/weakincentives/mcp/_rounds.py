@@ -15,9 +15,8 @@ from collections.abc import Awaitable, Callable
 
 from mcp import ClientSession, types
 from mcp.client.session import ClientRequestContext
-from mcp.shared.exceptions import MCPError
 
-__all__ = ["MAX_INPUT_ROUNDS", "EndlessRoundsError", "settle"]
+__all__ = ["MAX_INPUT_ROUNDS", "EndlessRoundsError", "InputRefusedError", "settle"]
 
 MAX_INPUT_ROUNDS = 10
 """Rounds of input a request may ask for before the client gives up."""
@@ -29,6 +28,16 @@ type Retry[T] = Callable[[types.InputResponses | None, str | None], Awaitable[T]
 
 class EndlessRoundsError(Exception):
     """The server kept asking for input (mapped to ``MCPProtocolError``)."""
+
+
+class InputRefusedError(Exception):
+    """This client refused one of the server's input requests (mapped to ``MCPProtocolError``)."""
+
+    def __init__(self, method: str, error: types.ErrorData) -> None:
+        super().__init__(
+            f"the server asked for {method}, and this client refused: {error.code} {error.message}"
+        )
+        self.code = error.code
 
 
 async def settle[T](
@@ -48,7 +57,7 @@ async def settle[T](
                 context = ClientRequestContext(session=session, request_id=key)
                 answer = await session.dispatch_input_request(context, request)
                 if isinstance(answer, types.ErrorData):
-                    raise MCPError.from_error_data(answer)
+                    raise InputRefusedError(request.method, answer)
                 responses[key] = answer
         else:
             await asyncio.sleep(_STATE_ONLY_WAIT)
