@@ -4,21 +4,88 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-__all__ = ["bind_http", "serve_http", "serve_stdio"]
+__all__ = ["MAX_LINE_BYTES", "bind_http", "serve_http", "serve_stdio"]
+
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest JSON-RPC line read from stdin; a longer one is dropped as unreadable."""
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on this process's stdin and stdout until it closes stdin."""
-    async with stdio_server() as (read, write):
+    """Serve one client on this process's stdin and stdout until it closes stdin.
+
+    Cancelling it stops at once: stdin is read without a worker thread when it is a
+    pipe, so no blocked read holds the cancellation back (the SDK's reader reads on
+    a thread, which only a new line or the end of input would release).
+    """
+    async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read, write):
         await server.run(read, write, server.create_initialization_options())
+
+
+class _Lines:
+    """The lines of a pipe, read on the event loop (what ``stdio_server`` iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:
+            if not end.partial:
+                raise StopAsyncIteration from None
+            line = end.partial
+        except asyncio.LimitOverrunError:
+            await self._skip_line()
+            return "{}\n"  # not a JSON-RPC message: the server reports it and reads on
+        return line.decode("utf-8", errors="replace")
+
+    async def _skip_line(self) -> None:
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as over:
+                await self._reader.readexactly(over.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+
+@contextlib.asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[Any]:
+    """Stdin as :class:`_Lines` when it is a pipe; ``None`` (the SDK's reader) otherwise."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    try:
+        pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    except (OSError, ValueError, AttributeError):  # no usable stdin descriptor
+        yield None
+        return
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+    except (OSError, ValueError):  # a regular file or a terminal the loop cannot watch
+        pipe.close()
+        yield None
+        return
+    try:
+        yield _Lines(reader)
+    finally:
+        transport.close()
 
 
 def bind_http(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
