@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
 from mcp import types
 
+from tests.mcp.conformance_auth import auth_for
 from weakincentives.mcp import HttpServer, MCPToolbox
 from weakincentives.serde import sample
 
@@ -26,7 +30,8 @@ def _accept(server: str, request: types.ElicitRequestParams) -> types.ElicitResu
 def main(url: str) -> int:
     """Connect, call every tool once, close."""
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    with MCPToolbox.open([HttpServer(url=url)], elicitation=_accept, call_timeout=20.0) as toolbox:
+    server = HttpServer(url=url, auth=auth_for(scenario, url))
+    with MCPToolbox.open([server], elicitation=_accept, call_timeout=20.0) as toolbox:
         discovery = toolbox.discovery()
         for entry in toolbox.catalog.tools:
             arguments = sample(entry.args_schema)

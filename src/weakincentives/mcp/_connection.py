@@ -13,29 +13,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TextIO
 
-import httpx2
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
-from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import listen
+from mcp import ClientSession, types
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-from weakincentives.mcp._errors import MCPConnectionError, MCPError, MCPOperation, MCPTimeoutError
+from weakincentives.mcp._client_transport import enter_transport
+from weakincentives.mcp._errors import MCPConnectionError, MCPError, MCPOperation
 from weakincentives.mcp._hooks import ClientHooks, SessionHooks
+from weakincentives.mcp._hop import hop
+from weakincentives.mcp._import import requires_task
 from weakincentives.mcp._mapping import mapped
-from weakincentives.mcp._negotiate import is_modern, open_session
+from weakincentives.mcp._negotiate import hold_listen, is_modern, open_session
 from weakincentives.mcp._paging import ListingKind, all_pages
 from weakincentives.mcp._relay import CURRENT_RELAY, Relay
 from weakincentives.mcp._rounds import settle
-from weakincentives.mcp._servers import HttpServer, ServerSpec, StdioServer
+from weakincentives.mcp._servers import ServerSpec
 from weakincentives.mcp._tasks import call_as_task, runs_tasks
 from weakincentives.serde import JSONValue
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "MCPConnection", "requires_task"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "MCPConnection"]
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start a server and complete the handshake; also for each page of a listing."""
@@ -288,7 +287,7 @@ class MCPConnection:
             async with contextlib.AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(connect_timeout):
-                        streams = await _enter_transport(self._spec, errlog, stack)
+                        streams = await enter_transport(self._spec, errlog, stack)
                         session, dispatcher = await open_session(
                             stack,
                             streams,
@@ -322,7 +321,7 @@ class MCPConnection:
             return
         stop = asyncio.Event()
         started: asyncio.Future[None] = self._loop.create_future()
-        self._spawn(_hold_listen(session, uri, started, stop))
+        self._spawn(hold_listen(session, uri, started, stop))
         try:
             async with asyncio.timeout(self._call_timeout):
                 await started
@@ -440,61 +439,8 @@ class MCPConnection:
     async def _at_home[T](
         self, coroutine: Coroutine[Any, Any, T], *, guard: float | None = None
     ) -> T:
-        """Await ``coroutine`` on the connection's loop, hopping there from any other.
-
-        ``guard`` bounds the hop: the work bounds itself, but the connection's loop could
-        stop while the caller waits, and then nothing would ever settle the hop.
-        """
-        if _running_loop() is self._loop:
-            return await coroutine
-        try:
-            self._check_loop("call_tool")
-        except MCPConnectionError:
-            coroutine.close()
-            raise
-        hop = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        try:
-            async with asyncio.timeout(guard):
-                return await asyncio.wrap_future(hop)
-        except TimeoutError as exc:
-            assert guard is not None  # without a guard the hop never times out
-            raise MCPTimeoutError(
-                f"no answer within {guard:g} s (the connection's event loop did not respond)",
-                server=self.name,
-                operation="call_tool",
-                timeout=guard,
-            ) from exc
-
-    def _check_loop(self, operation: MCPOperation) -> None:
-        if self._loop.is_closed() or not self._loop.is_running():
-            raise MCPConnectionError(
-                "the event loop that opened the connection is no longer running; open the "
-                "toolbox where it is used (MCPToolbox.open for scripts)",
-                server=self.name,
-                operation=operation,
-            )
-
-
-async def _hold_listen(
-    session: ClientSession, uri: str, started: asyncio.Future[None], stop: asyncio.Event
-) -> None:
-    """Hold a ``subscriptions/listen`` stream for ``uri`` open until ``stop`` is set.
-
-    Its events reach the session's message handler like any notification, so the
-    stream itself is never read.
-    """
-    try:
-        async with listen(session, resource_subscriptions=[uri]):
-            started.set_result(None)
-            await stop.wait()
-    except Exception as exc:
-        if not started.done():
-            started.set_exception(exc)
-
-
-def requires_task(tool: types.Tool) -> bool:
-    """Whether ``tool`` may only be called as a task (``execution.taskSupport: required``)."""
-    return tool.execution is not None and tool.execution.task_support == "required"
+        """Await ``coroutine`` on the connection's loop (see :func:`hop`)."""
+        return await hop(self._loop, coroutine, guard=guard, server=self.name)
 
 
 def _offers(capabilities: types.ServerCapabilities, kind: ListingKind) -> bool:
@@ -503,51 +449,3 @@ def _offers(capabilities: types.ServerCapabilities, kind: ListingKind) -> bool:
     if kind == "prompts":
         return capabilities.prompts is not None
     return capabilities.resources is not None
-
-
-def _with_fileno(errlog: TextIO, stack: contextlib.AsyncExitStack) -> TextIO:
-    """``errlog`` if a child process can write to it, else the real stderr or /dev/null.
-
-    A subprocess needs a file descriptor; notebooks and captured test output replace
-    ``sys.stderr`` with objects that have none.
-    """
-    for candidate in (errlog, sys.__stderr__):
-        if candidate is None:
-            continue
-        try:
-            candidate.fileno()
-        except (OSError, ValueError):  # io.UnsupportedOperation is both
-            continue
-        return candidate
-    return stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-async def _enter_transport(
-    spec: ServerSpec, errlog: TextIO, stack: contextlib.AsyncExitStack
-) -> tuple[Any, Any]:
-    if isinstance(spec, StdioServer):
-        parameters = StdioServerParameters(
-            command=spec.command,
-            args=list(spec.args),
-            env=dict(spec.env) if spec.env is not None else None,
-            cwd=spec.cwd,
-        )
-        sink = _with_fileno(errlog, stack)
-        return await stack.enter_async_context(stdio_client(parameters, errlog=sink))
-    if isinstance(spec, HttpServer):
-        # The SDK's own defaults: 30 s to connect, write or wait for the pool; reads may
-        # idle for 5 minutes because a server can hold a response stream open. Each
-        # request is bounded by the connection's call timeout on top of that.
-        client = httpx2.AsyncClient(
-            headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0)
-        )
-        await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
-    raise AssertionError(f"unknown server spec {spec!r}")

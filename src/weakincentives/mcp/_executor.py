@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from weakincentives.discovery import CallOutcome, CatalogTool, ToolExecutor
 from weakincentives.mcp._errors import MCPConnectionError, MCPError
+from weakincentives.mcp._hop import running_loop
 from weakincentives.mcp._import import MCPToolHandle
 from weakincentives.mcp._reads import ReadHandle, prompt_outcome, read_outcome
 from weakincentives.mcp._results import keep_raw, outcome_of
@@ -66,7 +67,7 @@ class MCPExecutor:
             return _NOT_TRIED
         replacing = self.toolbox._replace(handle.server, connection)
         try:
-            if _running_loop() is connection.loop:
+            if running_loop() is connection.loop:
                 await replacing
                 return None
             hop = asyncio.run_coroutine_threadsafe(replacing, connection.loop)
@@ -162,10 +163,3 @@ def _not_reconnected(tool: CatalogTool, error: MCPError, again: object) -> CallO
         success=False,
         message=f"{tool.tool_id} failed: {error}. Opening the connection again failed too: {again}",
     )
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

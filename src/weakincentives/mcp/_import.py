@@ -34,6 +34,7 @@ __all__ = [
     "ImportProblem",
     "MCPToolHandle",
     "first_paragraph",
+    "requires_task",
     "server_entries",
 ]
 
@@ -98,7 +99,7 @@ def server_entries(
             )
             continue
         seen.add(tool.name)
-        if no_tasks is not None and _requires_task(tool):
+        if no_tasks is not None and requires_task(tool):
             problems.append(ImportProblem(server=server, tool_name=tool.name, reason=no_tasks))
             continue
         entry = CatalogTool(
@@ -119,7 +120,8 @@ def server_entries(
     return node, entries, problems
 
 
-def _requires_task(tool: types.Tool) -> bool:
+def requires_task(tool: types.Tool) -> bool:
+    """Whether ``tool`` may only be called as a task (``execution.taskSupport: required``)."""
     return tool.execution is not None and tool.execution.task_support == "required"
 
 

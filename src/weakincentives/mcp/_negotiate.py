@@ -15,6 +15,7 @@ earlier. After that, what each era needs to deliver what the user asked for:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from importlib.metadata import PackageNotFoundError, version
@@ -30,7 +31,7 @@ from pydantic import ValidationError
 
 from weakincentives.mcp._hooks import SessionHooks
 
-__all__ = ["CLIENT_INFO", "PACKAGE_VERSION", "is_modern", "open_session"]
+__all__ = ["CLIENT_INFO", "PACKAGE_VERSION", "hold_listen", "is_modern", "open_session"]
 
 logger = logging.getLogger("weakincentives.mcp")
 
@@ -127,3 +128,20 @@ async def _listen_for_changes(stack: contextlib.AsyncExitStack, session: ClientS
         )
     except MCPError as exc:  # changes will not be followed; refresh() still works
         logger.warning("the server refused subscriptions/listen: %s", exc)
+
+
+async def hold_listen(
+    session: ClientSession, uri: str, started: asyncio.Future[None], stop: asyncio.Event
+) -> None:
+    """Hold a ``subscriptions/listen`` stream for ``uri`` open until ``stop`` is set.
+
+    Its events reach the session's message handler like any notification, so the
+    stream itself is never read.
+    """
+    try:
+        async with listen(session, resource_subscriptions=[uri]):
+            started.set_result(None)
+            await stop.wait()
+    except Exception as exc:
+        if not started.done():
+            started.set_exception(exc)
