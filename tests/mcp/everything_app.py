@@ -29,7 +29,7 @@ import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -95,6 +95,7 @@ TOOLS = [
     _tool("test_elicitation_sep1330_enums", "Asks with every enum form (SEP-1330)."),
     _tool("test_roots", "Lists the client's roots."),
     _tool("test_reconnection", "Answers once the client has reconnected."),
+    _tool("test_touch_resource", "Says test://static-text changed."),
     _tool("test_huge_result", f"Returns {HUGE_CHARS:,} characters as text and as structure."),
     _tool(
         "json_schema_2020_12_tool",
@@ -385,6 +386,7 @@ class _Tasks:
     def __init__(self) -> None:
         self._polls: dict[str, int] = {}
         self._texts: dict[str, str] = {}
+        self.changes = InMemorySubscriptionBus()
 
     def _task(self, task_id: str, status: types.TaskStatus) -> dict[str, Any]:
         now = datetime(2025, 11, 25, tzinfo=UTC).isoformat()
@@ -400,6 +402,12 @@ class _Tasks:
         return {**dumped, "ttl": None}  # required, and null means unlimited
 
     async def call(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        if params.name == "test_touch_resource":
+            if _modern(ctx):  # 2026-07-28: listen streams only
+                await self.changes.publish(ResourceUpdated(uri="test://static-text"))
+            else:
+                await ctx.session.send_resource_updated("test://static-text")
+            return _text("touched test://static-text")
         if params.name != "test_task":
             return await call_tool(ctx, params)
         if _modern(ctx):
@@ -411,13 +419,18 @@ class _Tasks:
         params = ctx.params or {}
         if ctx.method != "tools/call" or params.get("name") != "test_task" or "task" not in params:
             return await call_next(ctx)
+        text = str((params.get("arguments") or {}).get("text", ""))
+        if text == "now":  # a server may answer a task request at once
+            return {"content": [{"type": "text", "text": "done at once"}]}
         task_id = f"task-{len(self._polls) + 1}"
         self._polls[task_id] = 0
-        self._texts[task_id] = str((params.get("arguments") or {}).get("text", ""))
+        self._texts[task_id] = text
         return {"task": self._task(task_id, "working")}
 
     async def get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
         self._polls[params.task_id] += 1
+        if self._texts[params.task_id] == "fail":
+            return {**self._task(params.task_id, "failed"), "statusMessage": "out of disk"}
         return self._task(
             params.task_id, "working" if self._polls[params.task_id] < 2 else "completed"
         )
@@ -461,7 +474,7 @@ def build_server(name: str = "everything") -> Server[Any]:
         on_list_prompts=lambda ctx, params: _listed(types.ListPromptsResult(prompts=PROMPTS)),
         on_get_prompt=_prompt,
         on_completion=_complete,
-        on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()),
+        on_subscriptions_listen=ListenHandler(tasks.changes),
     )
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, tasks.get)

@@ -163,14 +163,21 @@ def build_server(
             )
         return _text(f"ran {params.name}")
 
+    listen: Any = _refuse if faulty else ListenHandler(changes)
     server: Server[Any] = Server(
         name,
         title="Test server",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(changes),
+        on_subscriptions_listen=listen,
     )
+    if faulty:  # offers logging and change streams, then refuses them
+        server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _refuse)
     return server
+
+
+async def _refuse(ctx: Any, params: Any) -> Any:
+    raise MCPError(code=types.INVALID_REQUEST, message="not today")
 
 
 def _text(text: str) -> types.CallToolResult:

@@ -295,6 +295,22 @@ class TestTasks:
         assert (reply.success, reply.message) == (True, expected[everything.era])
         assert toolbox.problems == ()
 
+    def test_a_task_that_fails_is_a_failed_call_with_its_status(
+        self, everything: Everything
+    ) -> None:
+        """A failed task's status message is what the model reads."""
+        reply = everything.open().discovery().call_tool("everything.test_task", {"text": "fail"})
+        if everything.era == "2025-11-25":
+            assert (reply.success, reply.message) == (False, "the task failed: out of disk")
+        else:
+            assert reply.message == "ran fail without a task"
+
+    def test_a_server_may_answer_a_task_request_at_once(self, everything: Everything) -> None:
+        """A plain result instead of a task is taken as the answer."""
+        reply = everything.open().discovery().call_tool("everything.test_task", {"text": "now"})
+        expected = {"2025-11-25": "done at once", "2026-07-28": "ran now without a task"}
+        assert reply.message == expected[everything.era]
+
 
 def test_a_task_required_tool_the_server_cannot_run_is_left_out_with_the_reason() -> None:
     """Without task support (2025-11-25), calling it could only fail: it is not imported."""

@@ -70,13 +70,21 @@ class Seen:
     sampled: list[types.CreateMessageRequestParams] = field(default_factory=list)
     logs: list[types.LoggingMessageNotificationParams] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    touched: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @contextlib.asynccontextmanager
 async def served(
-    transport: Transport, *, legacy: bool = False, extra: tuple[str, ...] = ()
+    transport: Transport,
+    *,
+    legacy: bool = False,
+    extra: tuple[str, ...] = (),
+    sampling: bool = True,
 ) -> AsyncIterator[tuple[ClientSession, Seen]]:
-    """An initialized official client session with ``wink mcp serve``, and its callbacks' log."""
+    """An initialized official client session with ``wink mcp serve``, and its callbacks' log.
+
+    ``sampling=False`` leaves the client without a sampling callback (not offered).
+    """
     seen = Seen()
 
     async def elicit(
@@ -99,10 +107,11 @@ async def served(
     async def message(item: object) -> None:
         if isinstance(item, types.ResourceUpdatedNotification):
             seen.updated.append(str(item.params.uri))
+            seen.touched.set()
 
     callbacks: dict[str, Any] = {
         "elicitation_callback": elicit,
-        "sampling_callback": sample,
+        "sampling_callback": sample if sampling else None,
         "logging_callback": log,
         "message_handler": message,
     }
@@ -496,3 +505,91 @@ class TestExpansion:
             False,
             "This is a simple text response for testing.",
         )
+
+
+@pytest.mark.parametrize(("transport", "legacy"), SETUPS, ids=IDS)
+def test_resource_updates_reach_the_subscribed_client(transport: Transport, legacy: bool) -> None:
+    """subscribe goes upstream (resources/subscribe or a listen stream); updates come back."""
+
+    async def go() -> list[str]:
+        async with served(transport, legacy=legacy) as (session, seen):
+            await session.send_request(
+                types.SubscribeRequest(
+                    params=types.SubscribeRequestParams(uri="test://static-text")
+                ),
+                types.EmptyResult,
+            )
+            await session.call_tool("test_touch_resource", {})
+            async with asyncio.timeout(30):
+                await seen.touched.wait()
+            await session.send_request(
+                types.UnsubscribeRequest(
+                    params=types.UnsubscribeRequestParams(uri="test://static-text")
+                ),
+                types.EmptyResult,
+            )
+            return seen.updated
+
+    assert _run(go()) == ["test://static-text"]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+class TestServedRefusals:
+    def test_log_messages_below_the_clients_level_are_not_forwarded(
+        self, transport: Transport
+    ) -> None:
+        """logging/setLevel warning: the upstream's info messages stay upstream."""
+
+        async def go() -> list[Any]:
+            async with served(transport) as (session, seen):
+                await session.send_request(
+                    types.SetLevelRequest(params=types.SetLevelRequestParams(level="warning")),
+                    types.EmptyResult,
+                )
+                await session.call_tool("test_tool_with_logging", {})
+                return seen.logs
+
+        assert _run(go()) == []
+
+    def test_sampling_for_a_client_without_it_is_refused(self, transport: Transport) -> None:
+        """No client with sampling waits on the call: the upstream hears why."""
+
+        async def go() -> types.CallToolResult:
+            async with served(transport, sampling=False) as (session, _):
+                return await session.call_tool("test_sampling", {"prompt": "x"})
+
+        result = _run(go())
+        assert result.is_error is True
+        assert [block.text for block in result.content] == [
+            "everything.test_sampling failed: MCP server 'everything' (call_tool): the server "
+            "asked for sampling/createMessage, and this client refused: -32600 no MCP client "
+            "that offers sampling is waiting on a call to this server"
+        ]
+
+    def test_unknown_prompts_references_and_cursors_are_invalid_params(
+        self, transport: Transport
+    ) -> None:
+        """Each is -32602 with a message naming what was wrong."""
+
+        async def go() -> list[tuple[int, str]]:
+            errors: list[tuple[int, str]] = []
+            async with served(transport) as (session, _):
+                attempts = [
+                    session.get_prompt("nope"),
+                    session.complete(
+                        types.PromptReference(type="ref/prompt", name="nope"),
+                        {"name": "a", "value": "b"},
+                    ),
+                    session.list_resources(params=types.PaginatedRequestParams(cursor="x1")),
+                ]
+                for attempt in attempts:
+                    with pytest.raises(MCPError) as caught:
+                        await attempt
+                    errors.append((caught.value.code, caught.value.message))
+            return errors
+
+        assert _run(go()) == [
+            (types.INVALID_PARAMS, "unknown prompt 'nope'"),
+            (types.INVALID_PARAMS, "nothing to complete: unknown reference"),
+            (types.INVALID_PARAMS, "invalid cursor 'x1'"),
+        ]

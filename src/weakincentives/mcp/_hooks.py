@@ -174,8 +174,8 @@ class SessionHooks:
         if relay is not None and relay.offers(_SAMPLING):
             return await relay.sample(params)
         sampler = self._hooks.sampling
-        if sampler is None:  # not advertised, but a server may ask anyway
-            return types.ErrorData(code=types.INVALID_REQUEST, message="sampling is not offered")
+        if sampler is None:  # the SDK's own refusal is installed instead (offers_sampling)
+            raise AssertionError("sample() is only installed when sampling is offered")
         return await sampler(self._server(), params)
 
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:

@@ -106,9 +106,9 @@ def operation_reply(response: object, raw: object) -> types.CallToolResult:
             if _is_media(block) and budget.admit() and budget.fits(block)
         )
         blocks.extend(_notes(budget))
-    failed = isinstance(response, CallResponse) and not response.success
-    if failed:
-        assert isinstance(response, CallResponse)
+    failed = False
+    if isinstance(response, CallResponse) and not response.success:
+        failed = True
         blocks[0] = types.TextContent(type="text", text=response.message or "the call failed")
     return types.CallToolResult(content=blocks, structured_content=structured, is_error=failed)
 

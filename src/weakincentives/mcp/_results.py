@@ -122,7 +122,7 @@ def value_within_bound(value: JSONValue, what: str) -> tuple[JSONValue, str]:
 
 
 def describe_block(block: types.ContentBlock) -> JSONValue:
-    """A short JSON description of a non-text block: its kind, MIME type, size or address."""
+    """A short JSON description of a block: media by kind, MIME type and size; others as sent."""
     if isinstance(block, types.ImageContent | types.AudioContent):
         return {"type": block.type, "mimeType": block.mime_type, "bytes": _decoded_size(block.data)}
     if isinstance(block, types.EmbeddedResource):
@@ -133,9 +133,7 @@ def describe_block(block: types.ContentBlock) -> JSONValue:
         if isinstance(contents, types.BlobResourceContents):
             described["bytes"] = _decoded_size(contents.blob)
         return described
-    if isinstance(block, types.ResourceLink):
-        return plain(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-    return {"type": getattr(block, "type", type(block).__name__)}
+    return plain(block.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 def media_chars(blocks: Sequence[types.ContentBlock]) -> int:
