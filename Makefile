@@ -28,9 +28,7 @@ types: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/coverage erase
-	$(BIN)/coverage run -m pytest -q -n auto
-	$(BIN)/coverage combine -q
-	$(BIN)/coverage report
+	$(BIN)/python -m pytest -q -n auto --cov --cov-report=term-missing:skip-covered --cov-fail-under=95
 
 check: lint types test
 

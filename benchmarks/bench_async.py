@@ -128,7 +128,7 @@ def blocked(params: Ping, *, context: ToolContext) -> ToolResult[None]:
 def wakeup_run():
     calls = (ScriptedCall(name="blocked", arguments={"n": 0}, call_id="c0"),
              ScriptedCall(name="blocked", arguments={"n": 1}, call_id="c1"))
-    adapter = OfflineAdapter([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="done")])
+    adapter = offline([turn(calls=calls), turn(text="done")])
     tool = Tool(name="blocked", description="Block.", handler=blocked)
     CountingLoop.wakeups = 0
     asyncio.run(adapter.evaluate_async(prompt(tool)), loop_factory=CountingLoop)

@@ -59,6 +59,7 @@ from weakincentives.runtime import (
     TokenUsage,
     ToolInvoked,
 )
+from weakincentives.serde import JSONValue
 from weakincentives.tools import CodeInterpreterResult, WebSearchResult
 
 __all__ = [
@@ -258,7 +259,7 @@ def _strategy(hint: object, meta: Mapping[str, Any], seen: dict[object, Strategy
         extras = getattr(hint, "__metadata__", ())
         extra = {k: v for m in extras if isinstance(m, Mapping) for k, v in m.items()}
         return _strategy(args[0], {**meta, **extra}, seen)
-    if hint is Any or hint is object:
+    if hint is Any or hint is object or hint is JSONValue:
         return json_values()
     if hint is None or hint is type(None):
         return st.none()

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from types import MemberDescriptorType
 from typing import Any, cast
 
+from weakincentives._codegen import generated_function
+
 __all__ = ["direct_constructor", "generated_init", "slot_setter"]
 
 _MISSING = object()
@@ -102,5 +104,5 @@ def direct_constructor[T](cls: type[T]) -> Callable[..., T]:
     name = f"make_{cls.__name__}"
     header = f"def {name}(*, {', '.join(parameters)}):" if parameters else f"def {name}():"
     source = "\n".join([header, *(f"    {line}" for line in body)]) + "\n"
-    exec(compile(source, f"<weakincentives direct {cls.__qualname__}>", "exec"), namespace)
-    return cast(Callable[..., T], namespace[name])
+    label = f"direct {cls.__module__}.{cls.__qualname__}"
+    return cast(Callable[..., T], generated_function(source, name, namespace, label=label))

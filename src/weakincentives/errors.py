@@ -17,6 +17,7 @@ from weakincentives._json_value import JSONValue
 __all__ = [
     "AdapterClosedError",
     "ApprovalConflictError",
+    "CassetteError",
     "CatalogError",
     "CheckpointConflictError",
     "ConfigValidationError",
@@ -32,6 +33,7 @@ __all__ = [
     "PromptValidationError",
     "ProviderError",
     "RecordedError",
+    "ReplayMissError",
     "ResponseTruncatedError",
     "SchemaError",
     "SchemaVersionError",
@@ -445,6 +447,91 @@ class HistoryTranslationError(PromptEvaluationError):
         self.source_format = source_format
         self.target_format = target_format
         self.kinds = kinds
+
+
+class CassetteError(WinkError):
+    """A cassette file of recorded exchanges cannot be read or written.
+
+    Raised when a ``Recorded`` provider opens its cassette (missing in replay mode, not
+    JSON, cut short, of an unknown format version, an entry whose fields are wrong or
+    whose fingerprint does not match its request) and when writing it fails.
+    ``cassette`` is the file, ``entry`` the index of the exchange at fault (None when
+    the problem is the file as a whole), ``reason`` what is wrong.
+    """
+
+    cassette: str
+    entry: int | None
+    reason: str
+
+    def __init__(self, *, cassette: str, reason: str, entry: int | None = None) -> None:
+        where = f"cassette {cassette}" + ("" if entry is None else f", exchange {entry}")
+        super().__init__(f"{where}: {reason}")
+        self.cassette = cassette
+        self.entry = entry
+        self.reason = reason
+
+
+class ReplayMissError(PromptEvaluationError):
+    """A replayed evaluation built a request its cassette does not hold (phase ``request``).
+
+    The prompt, its tools or the conversation changed since the cassette was recorded.
+    ``fingerprint`` is the new request's (``sha256:<hex>``), ``round`` the evaluation
+    round that built it, ``cassette`` the file; ``closest`` is the index of the recorded
+    exchange it was compared with (None for an empty cassette), ``closest_round`` its
+    round, ``difference`` the JSON path where the two first differ and ``diff`` a
+    bounded unified diff of the recorded request (``-``) against the new one (``+``).
+    ``replayed`` counts the exchanges recorded for this very request when all of them
+    were replayed already (the run sends it more often than the recorded one did; 0
+    otherwise). Record again with ``mode="rerecord"`` to accept the change.
+    """
+
+    fingerprint: str
+    round: int
+    cassette: str
+    closest: int | None
+    closest_round: int | None
+    difference: str | None
+    diff: str
+    replayed: int
+
+    def __init__(
+        self,
+        *,
+        prompt_name: str,
+        fingerprint: str,
+        round: int,
+        cassette: str,
+        closest: int | None,
+        closest_round: int | None = None,
+        difference: str | None = None,
+        diff: str = "",
+        replayed: int = 0,
+    ) -> None:
+        has = "has no exchange left" if replayed else "holds no exchange"
+        message = f"cassette {cassette} {has} for the request of round {round} ({fingerprint})"
+        if replayed:
+            message += (
+                f"; it recorded this request {replayed} time{'s' if replayed > 1 else ''}, "
+                "all replayed already: this run sends it more often than the recorded one"
+            )
+        elif closest is None:
+            message += "; the cassette holds no exchanges"
+        else:
+            message += f"; closest is exchange {closest} (round {closest_round})"
+            if difference is not None:
+                message += f", which first differs at {difference}"
+        message += '. Record it again with mode="rerecord" if the change is intended' + (
+            f":\n{diff}" if diff else ""
+        )
+        super().__init__(message, prompt_name=prompt_name, phase="request")
+        self.fingerprint = fingerprint
+        self.round = round
+        self.cassette = cassette
+        self.closest = closest
+        self.closest_round = closest_round
+        self.difference = difference
+        self.diff = diff
+        self.replayed = replayed
 
 
 class AdapterClosedError(WinkError):

@@ -8,7 +8,9 @@ received, with its JSON body parsed. Nothing here mocks the SDK.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
@@ -76,6 +78,12 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     hang: bool = False
     """Never answer: hold the connection until the fixture is torn down (for timeouts)."""
+    cut_after: int | None = None
+    """Send the headers (announcing the whole body) and this many body bytes, then drop
+    the connection: the client sees the body end early."""
+    stall_after: int | None = None
+    """Send the headers and this many body bytes, then send nothing more and wait for the
+    client to close the connection (``OpenAILoopback.client_left`` is set when it does)."""
 
 
 def ok(body: Body) -> Reply:
@@ -107,6 +115,8 @@ class OpenAILoopback:
         self.requests: list[RecordedRequest] = []
         self.release = release
         """Set at teardown; hanging replies wait on it instead of sleeping."""
+        self.client_left = threading.Event()
+        """Set when a client closed a connection whose reply had stalled."""
 
     def reply(self, *replies: Reply) -> None:
         """Queue ``replies``, served in order."""
@@ -139,10 +149,15 @@ class OpenAILoopback:
 
 class _Server(ThreadingHTTPServer):
     loopback: OpenAILoopback
+    connections: list[socket.socket]
 
 
 class _ResponsesHandler(BaseHTTPRequestHandler):
     """Records each request, then plays the next queued reply."""
+
+    def setup(self) -> None:
+        super().setup()
+        cast(_Server, self.server).connections.append(self.connection)
 
     def do_POST(self) -> None:
         loopback = cast(_Server, self.server).loopback
@@ -170,16 +185,42 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
+        if reply.cut_after is not None:
+            self.wfile.write(data[: reply.cut_after])
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+            return
+        if reply.stall_after is not None:
+            self.wfile.write(data[: reply.stall_after])
+            self.wfile.flush()
+            self._wait_for_the_client(loopback)
+            return
         self.wfile.write(data)
+
+    def _wait_for_the_client(self, loopback: OpenAILoopback) -> None:
+        """Block until the client closes the connection (or the fixture is torn down)."""
+        try:
+            closed = self.connection.recv(1) == b""
+        except OSError:
+            closed = True
+        if closed and not loopback.release.is_set():
+            loopback.client_left.set()
+        self.close_connection = True
 
     def log_message(self, format: str, *args: object) -> None:
         """Keep request lines out of the test output."""
 
 
-@pytest.fixture
-def openai_loopback() -> Iterator[OpenAILoopback]:
-    """A Responses API stand-in on 127.0.0.1, listening from construction (no readiness poll)."""
-    server = _Server(("127.0.0.1", 0), _ResponsesHandler)
+class _KeepAliveHandler(_ResponsesHandler):
+    """Speaks HTTP/1.1, so clients keep their connections open and pool them."""
+
+    protocol_version = "HTTP/1.1"
+
+
+def _serve(handler: type[_ResponsesHandler]) -> Iterator[OpenAILoopback]:
+    server = _Server(("127.0.0.1", 0), handler)
+    server.connections = []
     release = threading.Event()
     server.loopback = OpenAILoopback(server.server_port, release)
     # A short poll interval only bounds how long shutdown() waits for the loop to notice.
@@ -187,6 +228,25 @@ def openai_loopback() -> Iterator[OpenAILoopback]:
     thread.start()
     yield server.loopback
     release.set()
+    # Wake every handler still reading (a stalled reply, a pooled keep-alive connection).
+    for connection in server.connections:
+        with contextlib.suppress(OSError):
+            connection.shutdown(socket.SHUT_RDWR)
     server.shutdown()
     server.server_close()
     thread.join()
+
+
+@pytest.fixture
+def openai_loopback() -> Iterator[OpenAILoopback]:
+    """A Responses API stand-in on 127.0.0.1, listening from construction (no readiness poll).
+
+    It answers HTTP/1.0 style, closing each connection after its reply.
+    """
+    yield from _serve(_ResponsesHandler)
+
+
+@pytest.fixture
+def keepalive_loopback() -> Iterator[OpenAILoopback]:
+    """The same server speaking HTTP/1.1: clients keep and reuse their connections."""
+    yield from _serve(_KeepAliveHandler)

@@ -28,7 +28,7 @@ from weakincentives.adapters.openai import (
     OpenAIAdapter,
     OpenAIResponses,
 )
-from weakincentives.errors import AdapterClosedError, ConfigValidationError
+from weakincentives.errors import AdapterClosedError, ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 from weakincentives.runtime import InProcessEventBus, PromptFailed, PromptRendered, Session
 
@@ -212,3 +212,30 @@ class TestClosedAdapter:
 
         assert asyncio.run(use()) == "hi"
         assert adapter.closed is True
+
+
+class TestArgumentChecks:
+    def test_a_disclosure_that_is_not_one_is_refused(self) -> None:
+        """evaluate(disclosure=...) takes a Disclosure, checked before anything runs."""
+        adapter = OfflineAdapter([ScriptedTurn(text="never")])
+        with pytest.raises(ConfigValidationError, match="disclosure must be a Disclosure, got str"):
+            adapter.evaluate(ping_prompt(), disclosure="eager")  # type: ignore[arg-type]  # the wrong type is the point
+        assert adapter.provider.remaining_turns == 1
+
+    @pytest.mark.parametrize("size", [0, -3, True, 2.5])
+    def test_a_stream_chunk_size_must_be_a_positive_integer(self, size: object) -> None:
+        """The offline model refuses a chunk size it could not stream in."""
+        with pytest.raises(
+            ConfigValidationError, match="stream_chunk_size must be a positive"
+        ) as caught:
+            OfflineModel(call_every_tool=True, stream_chunk_size=size)  # type: ignore[arg-type]  # wrong values are the point
+        assert (caught.value.field_name, caught.value.value) == ("stream_chunk_size", size)
+
+    def test_a_responder_must_answer_with_a_scripted_turn(self) -> None:
+        """Anything else is phase response, naming what it returned."""
+        adapter = OfflineAdapter(responder=lambda request: "hi")  # type: ignore[arg-type,return-value]  # the wrong answer is the point
+        with pytest.raises(
+            PromptEvaluationError, match="returned str, not a ScriptedTurn"
+        ) as caught:
+            adapter.evaluate(ping_prompt())
+        assert caught.value.phase == "response"

@@ -13,6 +13,8 @@ from weakincentives.adapters import (
     HostedToolCodec,
     LoopSettings,
     ModelTurn,
+    OfflineAdapter,
+    ScriptedTurn,
     TextSink,
     TurnRequest,
 )
@@ -96,3 +98,16 @@ def test_a_failure_before_any_text_is_retried() -> None:
     assert provider.attempts == [1, 2]
     assert len(waits) == 1
     assert [delta.text for delta in deltas] == ["Whole answer."]
+
+
+def test_the_offline_model_never_resends() -> None:
+    """Its retry limit is 0: a retryable failure its responder raises ends the evaluation."""
+    asked: list[int] = []
+
+    def responder(request: TurnRequest) -> ScriptedTurn:
+        asked.append(request.round)
+        raise ProviderError("scripted outage", prompt_name=request.prompt_name, retryable=True)
+
+    with pytest.raises(ProviderError, match="scripted outage"):
+        OfflineAdapter(responder=responder).evaluate(PROMPT)
+    assert asked == [1]

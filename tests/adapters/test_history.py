@@ -54,6 +54,7 @@ from weakincentives.prompt import (
     ToolContext,
     ToolResult,
 )
+from weakincentives.runtime import ToolCall
 from weakincentives.serde import JSONValue
 
 openai = pytest.importorskip("openai")
@@ -243,7 +244,7 @@ def _offline_turn(turn: Turn, request: TurnRequest) -> ModelTurn:
         refusal=turn.refusal,
     )
     reader = OfflineModel(responder=lambda _: scripted)
-    attempt = Attempt(number=1, timeout=None, prompt_name="history")
+    attempt = Attempt(number=1, timeout=None, prompt_name="history", round=1)
     return asyncio.run(reader.send(request, attempt, lambda _: None))
 
 
@@ -482,7 +483,7 @@ def hosted_turn(source: str, providers: Providers) -> ModelTurn:
         return providers.anthropic.read_turn((claude.message(*blocks),), {}, request)
     scripted = ScriptedTurn(text="Sunny.", raw_items=(WEB_SEARCH_CALL,))
     reader = OfflineModel(responder=lambda _: scripted)
-    attempt = Attempt(number=1, timeout=None, prompt_name="history")
+    attempt = Attempt(number=1, timeout=None, prompt_name="history", round=1)
     return asyncio.run(reader.send(request, attempt, lambda _: None))
 
 
@@ -594,6 +595,7 @@ def test_continue_from_refuses_hosted_items_before_anything_is_sent(
             "continue_from conversation[1] is the output of call 'ghost', which the model "
             "turn before it did not make",
         ),
+        ("stray item", "continue_from conversation[0] is a str, not a conversation item"),
     ],
 )
 def test_continue_from_is_checked_before_anything_happens(continued: str, message: str) -> None:
@@ -609,10 +611,45 @@ def test_continue_from_is_checked_before_anything_happens(continued: str, messag
             output=None,
             conversation=(PromptMessage(text="p"), AssistantMessage(turn=ModelTurn()), orphan),
         )
+    if continued == "stray item":
+        stray: Any = "a string"
+        earlier = PromptResponse(
+            prompt_name="p",
+            evaluation_id="e",
+            text="",
+            output=None,
+            conversation=(PromptMessage(text="p"), stray),
+        )
     with pytest.raises(ConfigValidationError, match=re.escape(message)) as caught:
         adapter.evaluate(_lookup_prompt(), continue_from=earlier)  # type: ignore[arg-type]  # a wrong type is one case
     assert caught.value.field_name == "continue_from"
     assert adapter.provider.remaining_turns == 1
+
+
+def test_calls_with_decoded_arguments_are_carried_over(providers: Providers) -> None:
+    """A call whose arguments were decoded (a mapping) goes out as each wire wants it."""
+    call = ToolCall(call_id="call_1", name="lookup", arguments={"a": 1})
+    turn = ModelTurn(tool_calls=(call,), raw_format="elsewhere")
+    history = (
+        PromptMessage(text="Go on."),
+        AssistantMessage(turn=turn),
+        ToolOutputMessage(call_id="call_1", name="lookup", content="found 1", success=True),
+    )
+    request = turn_request(history, 2)
+    responses = cast("Body", providers.build("responses", request))
+    chat = cast("Body", providers.build("chat", request))
+    claude_body = cast("Body", providers.build("anthropic", request))
+    assert cast("list[Body]", responses["input"])[1] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "lookup",
+        "arguments": '{"a": 1}',
+    }
+    chat_calls = cast("list[Body]", cast("list[Body]", chat["messages"])[1]["tool_calls"])
+    assert chat_calls[0]["function"] == {"name": "lookup", "arguments": '{"a": 1}'}
+    assert cast("list[Body]", claude_body["messages"])[1]["content"] == [
+        {"type": "tool_use", "id": "call_1", "name": "lookup", "input": {"a": 1}}
+    ]
 
 
 def _message(text: str) -> Body:

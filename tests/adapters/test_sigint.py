@@ -1,4 +1,4 @@
-"""H1: a real SIGINT interrupts a sync ``evaluate`` within a second, wherever it waits.
+"""Real processes: SIGINT interrupts a sync ``evaluate`` (H1); nesting lets a script exit (H2).
 
 Each case runs a child Python process whose evaluation blocks for good (a request that
 never answers, a sync tool waiting on an event, an async tool awaiting forever). The
@@ -119,3 +119,52 @@ def test_sigint_interrupts_a_sync_evaluate_within_a_second(where: str) -> None:
         process.stderr.close()
         assert process.stdout is not None
         process.stdout.close()
+
+
+NESTED = r"""
+from dataclasses import dataclass
+
+from weakincentives.adapters import Adapter, LoopSettings, OfflineModel, ScriptedCall, ScriptedTurn
+from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+
+
+def leaf(params: Step, *, context: ToolContext) -> ToolResult[None]:
+    return ToolResult(message="leaf")
+
+
+leaf_tool = Tool(name="leaf", description="Leaf.", handler=leaf)
+inner_section = MarkdownSection(title="I", template="Go.", tools=[leaf_tool])
+inner = Prompt(ns="t", key="inner", sections=[inner_section])
+
+
+def nest(params: Step, *, context: ToolContext) -> ToolResult[None]:
+    nested = context.adapter.evaluate(inner, bus=context.event_bus, session=context.session)
+    return ToolResult(message=nested.text)
+
+
+tool = Tool(name="nest", description="Nest.", handler=nest)
+section = MarkdownSection(title="O", template="Go.", tools=[tool])
+prompt = Prompt(ns="t", key="outer", sections=[section])
+script = [
+    ScriptedTurn(calls=(ScriptedCall(name="nest", arguments={"name": "x"}),)),
+    ScriptedTurn(calls=(ScriptedCall(name="leaf", arguments={"name": "y"}),)),  # nested
+    ScriptedTurn(text="inner"),
+    ScriptedTurn(text="outer"),
+]
+adapter = Adapter(OfflineModel(script), settings=LoopSettings(max_concurrency=1))
+response = adapter.evaluate(prompt)
+print(response.tool_results[0].message, response.text, flush=True)
+"""
+
+
+def test_a_script_nesting_evaluations_at_max_concurrency_one_finishes_and_exits() -> None:
+    """H2: the nested evaluation gets a thread, and nothing is left to block interpreter exit."""
+    completed = subprocess.run(
+        [sys.executable, "-c", NESTED], check=False, capture_output=True, text=True, timeout=START
+    )
+    assert (completed.returncode, completed.stdout, completed.stderr) == (0, "inner outer\n", "")

@@ -322,7 +322,7 @@ class TestDeadline:
         assert (failed.phase, failed.rounds) == ("tool", 1)
         assert not [event for event in events if isinstance(event, ToolInvoked)]
 
-    @pytest.mark.parametrize("depth", [1, 3])
+    @pytest.mark.parametrize("depth", [2, 3])
     def test_nested_evaluations_run_at_max_concurrency_one(self, depth: int) -> None:
         """A sync handler evaluating a prompt of its own finds a worker thread (H2)."""
         inner = Prompt(

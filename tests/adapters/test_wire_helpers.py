@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from weakincentives.adapters._http import is_retryable_status, retry_after_seconds
@@ -109,15 +111,18 @@ class TestResponsesStreamReader:
         reader.read(
             ServerEvent(event=None, data='{"type": "response.output_text.delta", "delta": "a"}')
         )
-        reader.read(
-            ServerEvent(event=None, data='{"type": "response.completed", "response": {"id": "r"}}')
-        )
+        body = {
+            "id": "r",
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "a"}]}],
+        }
+        completed = json.dumps({"type": "response.completed", "response": body})
+        reader.read(ServerEvent(event=None, data=completed))
         reader.read(
             ServerEvent(event=None, data='{"type": "response.output_text.delta", "delta": "b"}')
         )
         reader.read(ServerEvent(event=None, data="[DONE]"))
         assert texts == ["a"]
-        assert reader.result() == {"id": "r"}
+        assert reader.result() == body
 
     @pytest.mark.parametrize(
         ("data", "reason"),

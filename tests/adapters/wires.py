@@ -261,33 +261,41 @@ def _pieces(turn: Turn) -> list[str]:
 # --- adapters on the real SDKs -----------------------------------------------------------
 
 
-def _openai_client(loopback: OpenAILoopback, kind: ClientKind) -> Any:
-    openai = pytest.importorskip("openai")
-    factory = openai.OpenAI if kind == "sync" else openai.AsyncOpenAI
-    return factory(base_url=loopback.base_url, api_key="test-key", max_retries=0, timeout=10.0)
+def sdk_client(
+    name: WireName,
+    loopback: OpenAILoopback,
+    kind: ClientKind = "sync",
+    *,
+    timeout: float = 10.0,
+    max_retries: int = 0,
+) -> Any:
+    """The real SDK client of ``kind`` for wire ``name``, pointed at the loopback."""
+    if name == "anthropic":
+        anthropic = pytest.importorskip("anthropic")
+        factory = anthropic.Anthropic if kind == "sync" else anthropic.AsyncAnthropic
+        base_url = claude.root_url(loopback)
+    else:
+        openai = pytest.importorskip("openai")
+        factory = openai.OpenAI if kind == "sync" else openai.AsyncOpenAI
+        base_url = loopback.base_url
+    return factory(base_url=base_url, api_key="test-key", max_retries=max_retries, timeout=timeout)
 
 
 def _responses_adapter(loopback: OpenAILoopback, kind: ClientKind, **kwargs: Any) -> Any:
     settings = kwargs.pop("settings", None)
-    client = kwargs.pop("client", None) or _openai_client(loopback, kind)
+    client = kwargs.pop("client", None) or sdk_client("responses", loopback, kind)
     return Adapter(OpenAIResponses(model="gpt-test", client=client, **kwargs), settings=settings)
 
 
 def _chat_adapter(loopback: OpenAILoopback, kind: ClientKind, **kwargs: Any) -> Any:
     settings = kwargs.pop("settings", None)
-    client = kwargs.pop("client", None) or _openai_client(loopback, kind)
+    client = kwargs.pop("client", None) or sdk_client("chat", loopback, kind)
     return Adapter(ChatCompletions(model="gpt-test", client=client, **kwargs), settings=settings)
 
 
 def _anthropic_adapter(loopback: OpenAILoopback, kind: ClientKind, **kwargs: Any) -> Any:
-    anthropic = pytest.importorskip("anthropic")
     settings = kwargs.pop("settings", None)
-    client = kwargs.pop("client", None)
-    if client is None:
-        factory = anthropic.Anthropic if kind == "sync" else anthropic.AsyncAnthropic
-        client = factory(
-            base_url=claude.root_url(loopback), api_key="test-key", max_retries=0, timeout=10.0
-        )
+    client = kwargs.pop("client", None) or sdk_client("anthropic", loopback, kind)
     provider = AnthropicMessages(model="claude-test", client=client, **kwargs)
     return Adapter(provider, settings=settings)
 

@@ -117,12 +117,49 @@ def test_search_reads_a_json_array_and_a_case_blind_category(tmp_path: Path) -> 
     assert "launch" not in text
 
 
+def test_query_files_as_json_lines_may_hold_blank_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Blank lines between queries are skipped; a missing queries file is named."""
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in RECORDS))
+    queries = tmp_path / "q.jsonl"
+    query = {"query": "upload an object", "relevant": ["storage/put_object"]}
+    queries.write_text("\n\n" + json.dumps(query) + "\n\n")
+    code, text = run("catalog", "eval", str(catalog), str(queries))
+    assert code == 0
+    assert text.startswith("1 queries against 4 tools (k=5)\nR@1 1.000")
+    assert run("catalog", "eval", str(catalog), str(tmp_path / "none.jsonl"))[0] == 1
+    assert capsys.readouterr().err.startswith("wink: error: queries file '")
+
+
+def test_a_catalogue_that_is_not_utf8_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bytes that are not UTF-8 name the line and byte instead of raising UnicodeDecodeError."""
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_bytes(json.dumps(RECORDS[0]).encode() + b'\n{"tool_id": "\xff"}\n')
+    code, _ = run("catalog", "search", str(catalog), "upload")
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"wink: error: {catalog}:2: undecodable bytes (invalid start byte at byte 13)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("catalog_text", "queries_text", "message"),
     [
-        ("[1, 2]", "[]", "item 1 is not a JSON object"),
-        ("[{", "[]", "not a valid JSON array"),
-        ('{"tool_id": 1}\nnope', "[]", ":2: not valid JSON"),
+        ("[1, 2]", "[]", "c.json item 1: expected a JSON object (one tool record) per item"),
+        ("[{", "[]", "c.json: invalid JSON (Expecting property name"),
+        ('{"tool_id": 1}\nnope', "[]", "c.json:2: invalid JSON (Expecting value at column 1)"),
+        (
+            '{"tool_id": NaN}',
+            "[]",
+            "c.json:1: invalid JSON (NaN is not a JSON number at column 13)",
+        ),
+        ("{RECORDS}", "[" * 50_000 + "]" * 50_000, "not valid JSON (JSON nested more than 128"),
+        ("{RECORDS}", '{"query": Infinity}', "q.json:1: not valid JSON (invalid JSON (Infinity"),
+        ("{RECORDS}", "[1]", "q.json: item 1 is not a JSON object"),
         ('{"tool_id": 1, "name": "x", "path": ["A"]}', "[]", "tool_id and name must be strings"),
         ("{RECORDS}", '[{"query": "", "relevant": ["a"]}]', "non-empty string 'query'"),
         ("{RECORDS}", '[{"query": "x", "relevant": []}]', "non-empty list of tool ids"),

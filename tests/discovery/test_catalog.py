@@ -3,16 +3,39 @@
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.strategies import hostile_json_texts
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog
 from weakincentives.errors import CatalogError
 
 
 def _tool(tool_id: str, *paths: tuple[str, ...], name: str = "tool") -> CatalogTool:
     return CatalogTool(tool_id=tool_id, name=name, paths=paths)
+
+
+def _built(make: Callable[[], ToolCatalog]) -> ToolCatalog | CatalogError:
+    """The catalogue ``make`` builds, or the CatalogError it raises."""
+    try:
+        return make()
+    except CatalogError as error:
+        return error
+
+
+def _deep_schema(depth: int) -> dict[str, object]:
+    """An object schema whose property ``x`` nests ``depth`` levels deep."""
+    schema: dict[str, object] = {"type": "object"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
 
 
 class TestConstruction:
@@ -137,9 +160,9 @@ class TestValidation:
             "tool 'badtype': args_schema.properties.n.type has unknown type 'int'",
             "tool 'badresult': result_schema.pattern '(' is not a valid regular expression",
             "tool 'tool' has an empty tool_id",
-            "node path ['A'] is declared twice",
+            "node ['A'] is declared twice",
             "node ['B'] has an empty name",
-            "node 'C' has an empty path segment",
+            "node [] has an empty path; give at least one category",
         ):
             assert expected in message
         assert info.value.tool_id == "dup"
@@ -154,6 +177,134 @@ class TestValidation:
             )
         assert info.value.path == ("A",)
         assert info.value.tool_id is None
+
+
+class TestBounds:
+    """Sizes a catalogue may hold are bounded, and text must be portable (``_limits``)."""
+
+    def test_a_path_100000_segments_deep_is_refused_before_any_node_is_built(self) -> None:
+        """A deep path is one problem, not a node per prefix (which was cubic, then MemoryError)."""
+        deep = tuple(str(k) for k in range(100_000))
+        with pytest.raises(CatalogError) as info:
+            ToolCatalog(tools=[_tool("deep", deep)], nodes=[CatalogNode(name="n", path=deep)])
+        assert info.value.message == (
+            "2 problem(s) in the tool catalogue:\n"
+            "- tool 'deep' has a path of 100,000 segments (at most 32)\n"
+            "- node ['0', '1', '2', '3', '4' and 99,995 more] has a path of 100,000 segments "
+            "(at most 32)"
+        )
+        assert info.value.tool_id == "deep"
+        assert info.value.path == deep
+
+    def test_a_path_of_32_segments_is_accepted(self) -> None:
+        """The bound is inclusive: 32 segments make 32 nodes."""
+        path = tuple(f"s{k}" for k in range(32))
+        assert len(ToolCatalog(tools=[_tool("t", path)]).nodes) == 32
+
+    @pytest.mark.parametrize(
+        ("tool", "problem"),
+        [
+            (
+                _tool("i" * 513, ("A",)),
+                f"tool '{'i' * 37}...': tool_id has 513 characters (at most 512)",
+            ),
+            (_tool("t", ("A",), name="n" * 600), "tool 't': name has 600 characters (at most 512)"),
+            (
+                _tool("t", ("A", "s" * 513)),
+                f"tool 't' has path ['A', '{'s' * 37}...'], whose segment 1 has 513 characters",
+            ),
+            (
+                CatalogTool(tool_id="t", name="t", paths=(("A",),), tags=("x" * 513,)),
+                f"tool 't': tag '{'x' * 37}...' has 513 characters",
+            ),
+            (
+                _tool("t\ud800", ("A",)),
+                r"tool 't\ud800': tool_id has a lone surrogate at "
+                "character 1 (UTF-8 cannot encode it)",
+            ),
+            (
+                CatalogTool(tool_id="t", name="t", paths=(("A",),), summary="ok \udfff"),
+                "tool 't': summary has a lone surrogate at character 3",
+            ),
+            (_tool("t", ("\ud83d",)), "whose segment 0 has a lone surrogate at character 0"),
+        ],
+    )
+    def test_long_or_unencodable_text_is_refused(self, tool: CatalogTool, problem: str) -> None:
+        """Ids, names, segments and tags over 512 characters, and lone surrogates, are named."""
+        with pytest.raises(CatalogError) as info:
+            ToolCatalog(tools=[tool])
+        assert problem in info.value.message
+        assert info.value.message.startswith("1 problem(s) in the tool catalogue:\n- ")
+
+    @pytest.mark.parametrize(
+        ("schema", "problem"),
+        [
+            (
+                {"type": "object", "properties": {"n": {"type": "number", "maximum": math.nan}}},
+                "args_schema.properties.n.maximum: nan is not a JSON number",
+            ),
+            (
+                {"type": "object", "properties": {"n": {"minimum": -math.inf}}},
+                "args_schema.properties.n.minimum: -inf is not a JSON number",
+            ),
+            (
+                {"type": "object", "enum": [{1: "x"}]},
+                "args_schema.enum[0]: key integer 1 is not a string",
+            ),
+            (
+                {"type": "object", "description": "caf\udce9"},
+                "args_schema.description: a lone surrogate U+DCE9 at character 3 "
+                "(UTF-8 cannot encode it)",
+            ),
+            (
+                _deep_schema(3_000),
+                "args_schema.properties.x"
+                + ".properties.x" * 63
+                + ": nested more than 128 levels deep",
+            ),
+        ],
+    )
+    def test_a_schema_that_is_not_portable_json_is_refused(
+        self, schema: dict[str, object], problem: str
+    ) -> None:
+        """NaN (which refuses every number), surrogates, odd keys and deep nesting are named."""
+        tool = CatalogTool(tool_id="t", name="t", paths=(("A",),), args_schema=cast(Any, schema))
+        with pytest.raises(CatalogError) as info:
+            ToolCatalog(tools=[tool])
+        assert info.value.message == f"1 problem(s) in the tool catalogue:\n- tool 't': {problem}"
+
+    def test_a_thousand_problems_make_a_bounded_message(self) -> None:
+        """The first 20 problems are listed and the rest counted."""
+        tools = [_tool("same", ("A",)) for _ in range(1_001)]
+        with pytest.raises(CatalogError) as info:
+            ToolCatalog(tools=tools)
+        lines = info.value.message.splitlines()
+        assert lines[0] == "1,000 problem(s) in the tool catalogue:"
+        assert lines[1:21] == ["- tool_id 'same' is used by more than one tool"] * 20
+        assert lines[21:] == ["- and 980 more"]
+
+    @settings(max_examples=200, deadline=None)
+    @given(
+        texts=st.lists(st.text(max_size=8) | st.text(max_size=600), min_size=4, max_size=4),
+        depth=st.integers(min_value=0, max_value=40),
+    )
+    def test_a_catalogue_holds_only_text_utf8_can_carry(self, texts: list[str], depth: int) -> None:
+        """Any text and depth: the catalogue is refused, or all its text encodes and is bounded."""
+        tool_id, name, segment, tag = texts
+        tool = CatalogTool(
+            tool_id=tool_id, name=name, paths=((segment,) * depth,), summary=tag, tags=(tag,)
+        )
+        catalog = _built(lambda: ToolCatalog(tools=[tool]))
+        if isinstance(catalog, CatalogError):
+            catalog.message.encode("utf-8")
+            assert len(catalog.message) < 2_000
+            return
+        for node in catalog.nodes.values():
+            assert len(node.path) <= 32
+            "".join(node.path).encode("utf-8")
+        built = catalog.tools[0]
+        (built.tool_id + built.name + built.summary + "".join(built.tags)).encode("utf-8")
+        assert max(len(built.tool_id), len(built.name), len(segment), len(tag)) <= 512
 
 
 class TestLoaders:
@@ -209,14 +360,87 @@ class TestLoaders:
         assert [tool.tool_id for tool in ToolCatalog.from_jsonl(file)] == ["t1", "t2"]
 
     @pytest.mark.parametrize(
-        ("content", "expected"),
-        [("{not json\n", r":1: not valid JSON"), ("[1, 2]\n", r":1: expected a JSON object")],
+        ("line", "expected"),
+        [
+            (b"{not json", r"invalid JSON \(Expecting property name .* column 2\)"),
+            (b"[1, 2]", r"expected a JSON object \(one tool record\) per line"),
+            (b'{"tool_id": "a\xff"}', r"undecodable bytes \(invalid start byte at byte 14\)"),
+            (
+                b'{"x": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+                "JSON nested more than 128 levels deep",
+            ),
+            (
+                b'{"tool_id": "n", "name": "n", "path": ["A"], "args_schema": {"type": "object", '
+                b'"properties": {"n": {"type": "number", "maximum": NaN}}}}',
+                r"invalid JSON \(NaN is not a JSON number at column 130\)",
+            ),
+            (b'{"x": -Infinity}', r"invalid JSON \(-Infinity is not a JSON number at column 7\)"),
+            (b'{"x": 1e999}', r"number 1e999 \(too large for a double at column 7\)"),
+            (
+                b'{"tool_id": "\\ud800"}',
+                r"a lone surrogate escape \\ud800 \(UTF-8 cannot encode it; column 14\)",
+            ),
+        ],
     )
-    def test_from_jsonl_rejects_bad_lines(
-        self, tmp_path: Path, content: str, expected: str
+    def test_from_jsonl_names_the_line_of_a_bad_record(
+        self, tmp_path: Path, line: bytes, expected: str
     ) -> None:
-        """Invalid JSON or a non-object line names the file and line."""
+        """Bytes that are not a portable JSON object give a CatalogError naming file and line."""
+        good = json.dumps({"tool_id": "ok", "name": "ok", "path": ["A"]}).encode()
         file = tmp_path / "bad.jsonl"
-        file.write_text(content, encoding="utf-8")
-        with pytest.raises(CatalogError, match=expected):
+        file.write_bytes(good + b"\n\n" + line + b"\n" + good + b"\n")
+        with pytest.raises(CatalogError, match=f"^{re.escape(str(file))}:3: {expected}"):
             ToolCatalog.from_jsonl(file)
+
+    def test_record_problems_name_their_line(self, tmp_path: Path) -> None:
+        """A problem found while building (a duplicate id, a path too deep) names the line."""
+        records = [
+            {"tool_id": "a", "name": "a", "path": ["A"]},
+            {"tool_id": "a", "name": "b", "path": ["B"]},
+            {"tool_id": "deep", "name": "d", "path": [str(k) for k in range(100_000)]},
+        ]
+        file = tmp_path / "catalog.jsonl"
+        file.write_text("\n".join(json.dumps(record) for record in records))
+        with pytest.raises(CatalogError) as info:
+            ToolCatalog.from_jsonl(file)
+        assert info.value.message == (
+            "2 problem(s) in the tool catalogue:\n"
+            f"- {file}:2: tool_id 'a' is used by more than one tool\n"
+            f"- {file}:3: tool 'deep' has a path of 100,000 segments (at most 32)"
+        )
+        assert info.value.tool_id == "a"
+
+    def test_a_json_array_file_is_read_like_json_lines(self, tmp_path: Path) -> None:
+        """One JSON array of records gives the same catalogue; problems name the item."""
+        records = [
+            {"tool_id": "a", "name": "a", "path": ["A"]},
+            {"tool_id": "b", "name": "b", "path": ["B"], "summary": "bee"},
+        ]
+        lines, array = tmp_path / "c.jsonl", tmp_path / "c.json"
+        lines.write_text("\n".join(json.dumps(record) for record in records))
+        array.write_text(json.dumps(records, indent=2))
+        assert list(ToolCatalog.from_jsonl(array)) == list(ToolCatalog.from_jsonl(lines))
+        array.write_text(json.dumps([*records, 7]))
+        with pytest.raises(CatalogError, match=r"c\.json item 3: expected a JSON object"):
+            ToolCatalog.from_jsonl(array)
+
+    def test_an_unreadable_file_is_a_catalog_error(self, tmp_path: Path) -> None:
+        """A missing file names itself and the reason."""
+        with pytest.raises(CatalogError, match=r"cannot read the catalogue file .*absent"):
+            ToolCatalog.from_jsonl(tmp_path / "absent.jsonl")
+
+    @settings(max_examples=150, deadline=None)
+    @given(text=hostile_json_texts())
+    def test_any_schema_text_gives_a_portable_catalogue_or_a_catalog_error(
+        self, tmp_path_factory: pytest.TempPathFactory, text: str
+    ) -> None:
+        """Whatever a record's schema text holds, the catalogue is portable JSON or refused."""
+        file = tmp_path_factory.mktemp("hostile") / "catalog.jsonl"
+        line = '{"tool_id": "t", "name": "t", "path": ["A"], "args_schema": {"type": "object", '
+        file.write_bytes(f'{line}"default": {text}}}}}\n'.encode("utf-8", "surrogatepass"))
+        catalog = _built(lambda: ToolCatalog.from_jsonl(file))
+        if isinstance(catalog, CatalogError):
+            assert catalog.message.startswith(f"{file}:1: ")
+            return
+        schema = catalog.tools[0].args_schema
+        json.dumps(schema, allow_nan=False).encode("utf-8")  # raises if it is not portable

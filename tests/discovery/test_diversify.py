@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from weakincentives.discovery import (
     ToolDiscovery,
     TreePath,
 )
-from weakincentives.discovery._diversify import diversify, requests_of
+from weakincentives.discovery._diversify import _BREAKS, diversify, requests_of
 
 
 def _catalog() -> ToolCatalog:
@@ -200,3 +201,28 @@ def test_a_malformed_batch_answer_falls_back_to_scoring() -> None:
     scores = index.score_tools(QUERY)
     ranked = sorted(((s, t) for t, s in scores.items()), key=lambda e: (-e[0], e[1]))
     assert diversify(QUERY, ranked, _BadRows(index)) == diversify(QUERY, ranked, index)
+
+
+# The clause breaks as first written: a leading \s* tried from every position of a
+# whitespace run, quadratic in its length. The current pattern must split the same way.
+_FIRST_BREAKS = re.compile(
+    r"(?<=[.?!;])\s+"
+    r"|\s*\b(?:also|additionally|furthermore|moreover|finally|then|as well as)\b,?\s*",
+    re.IGNORECASE,
+)
+_PIECES = ["also", "Also", "then", "THEN", "as well as", "as", "finally", "Fin", "more", "x"]
+_PIECES += [" ", "  ", "\t", "\n", "\u00a0", ".", ";", ",", "!", "é", "a", "moreover,"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=16))
+def test_clause_breaks_split_as_first_written(pieces: list[str]) -> None:
+    """The linear pattern splits any text exactly as the first (quadratic) one did."""
+    text = "".join(pieces)
+    assert _BREAKS.split(text) == _FIRST_BREAKS.split(text)
+
+
+def test_a_long_whitespace_run_splits_in_linear_time() -> None:
+    """100,000 spaces between two words make one request (a quadratic split took minutes)."""
+    query = "a" + " " * 100_000 + "b"
+    assert requests_of(query) == [query]

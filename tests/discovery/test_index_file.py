@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
 import struct
 import sys
 from array import array
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from weakincentives.discovery import (
+    BM25Index,
     BM25Ranker,
     CatalogIndex,
     CatalogTool,
+    DiscoveryError,
     ToolCatalog,
     ToolDiscovery,
     load_catalog_index,
@@ -29,6 +35,8 @@ from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION
 from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool, ToolContext, ToolResult
 from weakincentives.serde import JSONValue
+
+from .conftest import NODES, TOOLS
 
 QUERIES = ("upload object bucket", "rename a symbol", "reset password email", "What is it?")
 
@@ -207,12 +215,16 @@ def test_a_service_over_a_loaded_catalogue_answers_as_the_original(
     secret = b"0123456789abcdef0123456789abcdef"
     restored = ToolDiscovery(loaded.catalog, index=loaded.index, cursor_secret=secret)
     original = ToolDiscovery(catalog, cursor_secret=secret)
+    best = {
+        "upload object bucket": "storage.put_object",
+        "rename a symbol": "refactor.rename_symbol",
+        "reset password email": "auth.reset_password",
+        "What is it?": "refactor.inline_variable",  # the stop-word fallback: "it"
+    }
     for query in QUERIES:
-        for service in (restored, original):
-            assert service.search_tool_by_category(query, limit=3)
-        assert restored.search_tool_by_category(query, limit=3) == (
-            original.search_tool_by_category(query, limit=3)
-        )
+        found = restored.search_tool_by_category(query, limit=3)
+        assert found.results[0].tool_id == best[query]
+        assert found == original.search_tool_by_category(query, limit=3)
     for path in [(), *catalog.nodes]:
         assert restored.list(path=path) == original.list(path=path)
     for tool in catalog:
@@ -272,15 +284,13 @@ def test_schemas_in_read_only_mappings_are_written(tmp_path: Path) -> None:
     }
 
 
-def test_a_schema_that_is_not_json_is_named(tmp_path: Path) -> None:
-    """A value JSON cannot hold is a CatalogError naming the tool, and nothing is written."""
+def test_a_schema_that_is_not_json_never_reaches_a_file() -> None:
+    """A value JSON cannot hold is refused when the catalogue is built, named with its path."""
     # A set is not JSON: the cast stands for a caller without a type checker.
     odd = cast("Mapping[str, JSONValue]", {"type": "object", "properties": {}, "default": {1, 2}})
     tool = CatalogTool(tool_id="t", name="t", paths=(("A",),), args_schema=odd)
-    catalog = ToolCatalog(tools=[tool])
-    with pytest.raises(CatalogError, match="schema of tool 't' cannot be written"):
-        save_index(BM25Ranker().index(catalog), tmp_path / "x.index", catalog=catalog)
-    assert not (tmp_path / "x.index").exists()
+    with pytest.raises(CatalogError, match=r"tool 't': args_schema\.default: set .* not a JSON"):
+        ToolCatalog(tools=[tool])
 
 
 @pytest.mark.parametrize("where", [30, 300, -100, -1])
@@ -379,3 +389,197 @@ def test_a_loaded_catalogue_saves_again(
     assert second.index == first.index
     assert list(second.catalog) == list(catalog)
     assert dict(second.catalog.nodes) == dict(catalog.nodes)
+
+
+# --- forged files (issue 26, U8) ------------------------------------------------------------
+# A checksum shows the bytes are the ones written, not who wrote them: every count, offset,
+# length and position is checked against what it indexes when the file is loaded.
+
+
+def _array_at(header: dict[str, Any], blob: bytearray, reference: list[Any]) -> array[Any]:
+    offset, typecode, length = reference
+    values = array(typecode)
+    values.frombytes(bytes(blob[offset : offset + values.itemsize * length]))
+    return values
+
+
+def _put(blob: bytearray, reference: list[Any], values: array[Any]) -> None:
+    offset = reference[0]
+    blob[offset : offset + values.itemsize * len(values)] = values.tobytes()
+
+
+def _forge_value(
+    bundled: Path, locate: Callable[[dict[str, Any]], list[Any]], k: int, value: float
+) -> None:
+    """Rewrite element ``k`` of the array ``locate`` picks, with a checksum that holds."""
+    header, blob = _split(bundled.read_bytes())
+    reference = locate(header)
+    values = _array_at(header, blob, reference)
+    values[k] = type(values[k])(value)
+    _put(blob, reference, values)
+    _join(bundled, header, bytes(blob))
+
+
+@pytest.mark.parametrize(
+    ("locate", "k", "value", "message"),
+    [
+        (lambda h: h["tools"]["ids"], 0, 2**31, r"tools\.ids: a value lies outside \[0, 13\)"),
+        (lambda h: h["nodes"]["ids"], 3, 10**9, r"nodes\.ids: a value lies outside \[0, 11\)"),
+        (lambda h: h["stops"]["ids"], 0, 13, r"stops\.ids: a value lies outside \[0, 13\)"),
+        (lambda h: h["tools"]["impacts"], 2, math.nan, r"tools\.impacts: a value is not a finite"),
+        (lambda h: h["nodes"]["ceiling"], 0, math.inf, r"nodes\.ceiling: a value is not a finite"),
+        (lambda h: h["tools"]["peak"], 1, -math.inf, r"tools\.peak: a value is not a finite"),
+        (lambda h: h["lend"], 0, math.nan, r"lend: a value is not a finite number"),
+        (lambda h: h["tool_lend"], 4, math.inf, r"tool_lend: a value is not a finite number"),
+        (lambda h: h["tools"]["spans"], 0, 5, "a term's postings end before they start"),
+        (lambda h: h["members"]["values"], 0, -1, r"members: a value lies outside \[0, 13\)"),
+        (lambda h: h["exact"]["values"], 0, 99, r"exact: a value lies outside \[0, 13\)"),
+        (lambda h: h["catalogue"]["subtree"], 0, 10**6, r"subtree: a value lies outside \[0, 14\)"),
+        (lambda h: h["catalogue"]["children"]["values"], 0, 4, "children: node 4 is listed under"),
+        (lambda h: h["catalogue"]["paths"]["offsets"], 1, 0, "paths: a slice is empty"),
+        (lambda h: h["node_bounds"], 1, 0, "node_bounds: a slice is empty"),
+    ],
+)
+def test_a_forged_array_is_refused_at_load(
+    bundled: Path,
+    locate: Callable[[dict[str, Any]], list[Any]],
+    k: int,
+    value: float,
+    message: str,
+) -> None:
+    """Positions outside the catalogue, non-finite scores and broken shapes never reach a search."""
+    _forge_value(bundled, locate, k, value)
+    with pytest.raises(CatalogError, match=f"malformed header .*{message}") as info:
+        load_catalog_index(bundled)
+    assert len(info.value.message) < 500
+
+
+def test_a_forged_collection_size_is_refused_before_it_is_allocated(bundled: Path) -> None:
+    """A size of ten billion was once allocated as counters at search; now it is refused."""
+    header, blob = _split(bundled.read_bytes())
+    header["tools"]["size"] = 10**10
+    _join(bundled, header, bytes(blob))
+    with pytest.raises(CatalogError, match="tools: size 10000000000 where the catalogue has 13"):
+        load_catalog_index(bundled)
+
+
+_REF = b'{"text": [0, "B", 0], "offsets": [0, "q", 1]}'
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        (b'"sibling_limit": ' + b"[" * 5_000 + b"]" * 5_000, "JSON nested more than 128 levels"),
+        (b'"sibling_limit": NaN', "NaN is not a JSON number"),
+        (b'"sibling_limit": "\\ud800"', "lone surrogate"),
+        (b'"tool_ids": {"text": [0, "B", 1.5], "offsets": [0, "q", 1]}', "bad offset or length"),
+        (b'"tool_ids": {"text": [true, "B", 0], "offsets": [0, "q", 1]}', "bad offset or length"),
+        (b'"tool_ids": {"text": [0, ["B"], 0], "offsets": [0, "q", 1]}', "typecode \\['B'\\]"),
+        (b'"tool_ids": {"text": {"a": 1}, "offsets": [0, "q", 1]}', "not \\[offset, typecode"),
+        (b'"tool_ids": {"text": [0, "B", 0], "offsets": [0, "q", 9999]}', "runs past the data"),
+    ],
+)
+def test_a_forged_header_is_refused(saved: Path, field: bytes, message: str) -> None:
+    """The header is untrusted JSON, and every array reference has its exact shape."""
+    empty = ToolCatalog(tools=[])
+    _, blob = _split(saved.read_bytes())
+    head = b'{"catalog": "%s", "byteorder": "%s", "tool_ids": %s, %s}' % (
+        empty.fingerprint.encode(),
+        sys.byteorder.encode(),
+        _REF,
+        field,
+    )
+    body = struct.pack("<8sIQ", b"WINKBM25", INDEX_FORMAT_VERSION, len(head)) + head + blob
+    saved.write_bytes(body + hashlib.sha256(body).digest())
+    with pytest.raises(CatalogError, match=f"malformed header .*{message}") as info:
+        load_index(saved, empty)
+    assert len(info.value.message) < 500
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda i: replace(i, tool_ids=(i.tool_ids[1], *i.tool_ids[1:])), "appears twice"),
+        (lambda i: replace(i, node_paths=(i.node_paths[1], *i.node_paths[1:])), "appears twice"),
+        (
+            lambda i: replace(i, node_paths=(("x",) * 33, *i.node_paths[1:])),
+            "a path is deeper or a segment longer than a catalogue's",
+        ),
+        (
+            lambda i: replace(i, node_paths=(("x" * 513,), *i.node_paths[1:])),
+            "a path is deeper or a segment longer than a catalogue's",
+        ),
+    ],
+)
+def test_names_no_catalogue_could_hold_are_refused(
+    catalog: ToolCatalog, tmp_path: Path, change: Callable[[BM25Index], BM25Index], message: str
+) -> None:
+    """Duplicate ids or paths, and paths deeper or longer than the catalogue limits, are refused."""
+    path = tmp_path / "forged.index"
+    save_index(change(BM25Ranker().index(catalog)), path)
+    with pytest.raises(CatalogError, match=message):
+        load_index(path, catalog)
+
+
+def test_a_forged_schema_is_a_catalog_error_when_its_tool_is_built(bundled: Path) -> None:
+    """Schemas are decoded on first use (start-up does not read them): a bad one is named then."""
+    header, blob = _split(bundled.read_bytes())
+    reference = header["catalogue"]["schemas"]
+    offset = reference[0]
+    blob[offset : offset + 1] = b"["  # the first tool's args_schema now opens with "["
+    _join(bundled, header, bytes(blob))
+    loaded = load_catalog_index(bundled)
+    first = loaded.index.tool_ids[0]
+    with pytest.raises(CatalogError, match=f"saved schema of tool '{first}' is not a JSON object"):
+        loaded.catalog.tool(first)
+
+
+_INT_CODES = frozenset("bBiIqQ")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_forged_integer_loads_consistently_or_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Change any integer of any array: the file is refused, or every operation answers."""
+    path = tmp_path_factory.mktemp("forged") / "bundled.index"
+    catalog = ToolCatalog(nodes=NODES, tools=TOOLS)
+    save_index(BM25Ranker().index(catalog), path, catalog=catalog)
+    header, blob = _split(path.read_bytes())
+    references = [ref for ref in _references(header) if ref[0] in _INT_CODES and ref[2] > 0]
+    typecode, offset, length = data.draw(st.sampled_from(references))
+    k = data.draw(st.integers(min_value=0, max_value=length - 1))
+    values = array(typecode)
+    values.frombytes(bytes(blob[offset : offset + values.itemsize * length]))
+    limit = 2 ** (values.itemsize * 8 - (1 if typecode.islower() else 0)) - 1
+    low = 0 if typecode.isupper() else -limit - 1
+    values[k] = data.draw(
+        st.integers(min_value=low, max_value=limit)
+        | st.sampled_from([v for v in (0, 1, 12, 13, 14, 2**31 - 1) if low <= v <= limit])
+    )
+    blob[offset : offset + values.itemsize * length] = values.tobytes()
+    _join(path, header, bytes(blob))
+    try:
+        loaded = load_catalog_index(path)
+    except CatalogError:
+        return
+    _workout(ToolDiscovery(loaded.catalog, index=loaded.index), loaded.index.tool_ids)
+
+
+def _workout(service: ToolDiscovery, tool_ids: Sequence[str]) -> None:
+    """Every operation on every query, category and tool: DiscoveryError or CatalogError only."""
+    steps: list[Callable[[], object]] = [service.overview]
+    for query in QUERIES:
+        steps.append(functools.partial(service.search_tool_by_category, query, limit=50))
+        steps.append(functools.partial(service.search_nodes, query, limit=50))
+        steps.append(functools.partial(service.list, query=query, limit=50))
+    steps.extend(
+        functools.partial(service.list, path=node, limit=50) for node in service.catalog.nodes
+    )
+    steps.extend(functools.partial(service.expand_tool, tool_id) for tool_id in tool_ids)
+    for step in steps:
+        try:
+            step()
+        except (DiscoveryError, CatalogError):
+            continue

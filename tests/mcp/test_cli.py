@@ -228,8 +228,10 @@ class TestCatalogueFile:
     @pytest.mark.parametrize(
         ("text", "message"),
         [
-            ("[{]", "not valid JSON (Expecting property name enclosed in double quotes at line 1)"),
-            ("[1, 2]", "a JSON array catalogue must hold one object per tool"),
+            ("[{]", "invalid JSON (Expecting property name enclosed in double quotes at line 1"),
+            ("[1, 2]", "bad.json item 1: expected a JSON object (one tool record) per item"),
+            ("[" * 50_000 + "]" * 50_000, "bad.json: JSON nested more than 128 levels deep"),
+            ('[{"tool_id": "a", "x": NaN}]', "NaN is not a JSON number at line 1 column 24"),
         ],
     )
     def test_a_broken_array_is_a_clear_error(self, tmp_path: Path, text: str, message: str) -> None:

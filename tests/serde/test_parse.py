@@ -502,6 +502,8 @@ class TestDataclasses:
         """An unknown extra mode is a SerdeError, not silently accepted."""
         with pytest.raises(SerdeError, match="extra must be 'forbid' or 'ignore', got 'allow'"):
             parse(Point, {"x": 1}, extra="allow")  # type: ignore[arg-type]  # the wrong value is the point
+        with pytest.raises(SerdeError, match="extra must be 'forbid' or 'ignore', got 'allow'"):
+            parse_json(Point, '{"x": 1}', extra="allow")  # type: ignore[arg-type]  # as above
 
     def test_unhashable_roots_are_compiled_each_time(self) -> None:
         """Annotated roots with dict metadata still parse (they just are not cached)."""

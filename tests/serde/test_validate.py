@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import cast
 
 import jsonschema
@@ -213,3 +214,96 @@ def test_unknown_types_and_foreign_values_are_named() -> None:
     """An unknown type name never matches, and non-JSON values are named by their class."""
     assert _messages({"type": "weird"}, 1) == ["$: expected weird, got integer"]
     assert _messages({"type": "string"}, {1, 2}) == ["$: expected string, got set"]
+
+
+class TestBounds:
+    """Values and schemas from a model or a file cannot make the validator recurse without end."""
+
+    @pytest.mark.parametrize(
+        ("schema", "message"),
+        [
+            ({"anyOf": [{"$ref": "#"}]}, "matches none of the 1 anyOf options"),
+            (
+                {"allOf": [{"$ref": "#"}]},
+                "nested too deeply to check (more than 192 levels of checks)",
+            ),
+            (
+                {"oneOf": [{"$ref": "#"}, {"type": "null"}]},
+                "must match exactly one of the 2 oneOf options, matched 0",
+            ),
+            (
+                {"anyOf": [{"$ref": "#"}, {"$ref": "#"}]},
+                "too complex to check in 100,000 steps (the schema's combinators multiply the "
+                "work); the checks so far are listed",
+            ),
+        ],
+    )
+    def test_a_schema_that_refers_to_itself_in_place_ends_with_a_violation(
+        self, schema: dict[str, JSONValue], message: str
+    ) -> None:
+        """A combinator cycle that never descends stops at the nesting bound or the budget."""
+        assert validate(schema, 1) == (SchemaViolation(path="$", message=message),)
+
+    @settings(max_examples=30, deadline=None)
+    @given(depth=st.integers(min_value=193, max_value=5_000), kind=st.sampled_from(["a", "o"]))
+    def test_values_of_any_depth_end_with_a_violation(self, depth: int, kind: str) -> None:
+        """Arrays or objects thousands deep give one violation at the bound's path."""
+        value: JSONValue = 0
+        for _ in range(depth):
+            value = [value] if kind == "a" else {"k": value}
+        schema: dict[str, JSONValue] = {
+            "items": {"$ref": "#"},
+            "additionalProperties": {"$ref": "#"},
+        }
+        (violation,) = validate(schema, value)
+        assert violation.path == "$" + ("[0]" if kind == "a" else ".k") * 193
+
+    def test_messages_quote_keys_options_and_patterns_cut_short(self) -> None:
+        """Long keys, many enum options and long patterns make short messages."""
+        schema: dict[str, JSONValue] = {
+            "type": "object",
+            "properties": {
+                "e": {"enum": [f"option-{k}" for k in range(1_000)]},
+                "p": {"type": "string", "pattern": "^" + "a" * 1_000 + "$"},
+            },
+            "additionalProperties": False,
+        }
+        messages = _messages(schema, {"e": "x", "p": "b", "k" * 10_000: 1})
+        assert messages[0] == (
+            '$.e: must be one of "option-0", "option-1", "option-2", "option-3", "option-4" '
+            "and 995 more"
+        )
+        assert messages[1].startswith("$.p: must match pattern '^aaaa")
+        assert messages[2] == f"$['{'k' * 37}...']: unexpected property (allowed properties: e, p)"
+        assert max(map(len, messages)) < 400
+
+
+class TestPortableSchemas:
+    @pytest.mark.parametrize(
+        ("schema", "problem"),
+        [
+            ({"maximum": float("nan")}, "s.maximum: nan is not a JSON number"),
+            ({"enum": [1, float("inf")]}, "s.enum[1]: inf is not a JSON number"),
+            ({"const": 10**5000}, "s.const: integer with more than 4,300 digits cannot be written"),
+            ({"default": {2: 1}}, "s.default: key integer 2 is not a string"),
+            ({"title": "\ud800"}, "s.title: a lone surrogate U+D800 at character 0"),
+            ({"x\udc00": 1}, "s: a lone surrogate U+DC00 at character 1"),
+            ({"default": object}, "s.default: type instance is not a JSON value"),
+        ],
+    )
+    def test_a_schema_that_is_not_portable_json_names_the_place(
+        self, schema: dict[str, object], problem: str
+    ) -> None:
+        """What JSON cannot carry is one problem with its path, before any keyword is read."""
+        (found,) = schema_problems(schema, where="s")
+        assert found.startswith(problem)
+
+    def test_read_only_mappings_and_tuples_are_json(self) -> None:
+        """A MappingProxyType object and a tuple array are portable."""
+        schema = MappingProxyType({"type": "object", "enum": ({"a": (1, 2.5)},)})
+        assert schema_problems(schema) == ()
+        assert schema_problems({"type": "number", "maximum": 2.5, "minimum": -1}) == ()
+
+    def test_an_option_json_cannot_write_is_shown_by_its_kind(self) -> None:
+        """validate on a schema nobody checked: an unwritable option does not break the message."""
+        assert _messages({"enum": [10**5000]}, 1) == ["$: must be one of <integer>"]

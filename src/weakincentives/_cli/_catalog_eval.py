@@ -10,12 +10,11 @@ JSON array. Nothing a hidden tool holds is ever printed.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from weakincentives._cli._render import CommandError
 from weakincentives.discovery import (
@@ -24,7 +23,8 @@ from weakincentives.discovery import (
     ToolCatalog,
     ToolDiscovery,
 )
-from weakincentives.errors import CatalogError
+from weakincentives.errors import CatalogError, ParseError
+from weakincentives.serde import loads
 
 __all__ = [
     "EvalQuery",
@@ -48,31 +48,24 @@ class EvalQuery:
 
 
 def read_json_records(path: Path, what: str) -> list[dict[str, object]]:
-    """Objects from a JSON-lines file or a file holding one JSON array of objects."""
+    """Objects from a JSON-lines file or a file holding one JSON array of objects.
+
+    Decoded by serde's ``loads``: bytes that are not UTF-8, deep nesting or ``NaN``
+    are a CommandError naming the line, never a decoder's exception.
+    """
     if not path.is_file():
         raise CommandError(f"{what} file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            rows: object = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CommandError(
-                f"{path}: not a valid JSON array ({exc.msg}, line {exc.lineno})"
-            ) from exc
-        if not isinstance(rows, list):
-            raise CommandError(f"{path}: expected a JSON array of objects")
+    data = path.read_bytes()
+    if data.lstrip()[:1] == b"[":
+        # JSON text starting with "[" that decodes is an array (trailing data is an error).
+        rows = cast("list[object]", _decoded(data, str(path)))
         items = list(enumerate(rows, start=1))
         unit = "item"
     else:
         items = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise CommandError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+        for number, line in enumerate(data.split(b"\n"), start=1):
+            if line.strip():
+                items.append((number, _decoded(line, f"{path}:{number}")))
         unit = "line"
     records: list[dict[str, object]] = []
     for number, item in items:
@@ -82,10 +75,19 @@ def read_json_records(path: Path, what: str) -> list[dict[str, object]]:
     return records
 
 
+def _decoded(text: bytes, where: str) -> object:
+    try:
+        return loads(text)
+    except ParseError as exc:
+        raise CommandError(f"{where}: not valid JSON ({exc.got})") from exc
+
+
 def read_catalog(file: str) -> ToolCatalog:
     """A catalogue from a JSON-lines or JSON-array file of tool records."""
     path = Path(file)
-    return ToolCatalog.from_records(read_json_records(path, "catalogue"))
+    if not path.is_file():
+        raise CommandError(f"catalogue file {str(path)!r} does not exist")
+    return ToolCatalog.from_jsonl(path)
 
 
 def read_queries(file: str) -> list[EvalQuery]:

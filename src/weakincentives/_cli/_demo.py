@@ -6,7 +6,9 @@ Offline by default (a deterministic responder plays the model). With ``--adapter
 server such as llama.cpp, Ollama or vLLM via ``--base-url`` / ``OPENAI_BASE_URL``) or
 ``anthropic`` (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``). Request options such as
 the temperature come from ``--temperature`` and ``--request-options`` (or
-``WINK_REQUEST_OPTIONS``), as JSON.
+``WINK_REQUEST_OPTIONS``), as JSON. ``--record PATH`` writes every exchange with the
+model to a cassette file; ``--replay PATH`` answers from it instead of the model, with
+no network, so a run recorded against a real model replays offline, identically.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import Adapter, OfflineAdapter
+from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode
 from weakincentives.adapters.anthropic import AnthropicAdapter
 from weakincentives.adapters.openai import (
     ChatCompletionsAdapter,
@@ -54,6 +56,9 @@ class DemoOptions:
     show_prompt: bool = True
     request_options: Mapping[str, JSONValue] = field(default_factory=dict)
     """Added to every request, e.g. ``{"temperature": 0}``."""
+    cassette: str | None = None
+    """A cassette file to record the run to, or to replay it from (see ``cassette_mode``)."""
+    cassette_mode: RecordMode = "replay"
 
     @classmethod
     def from_environment(
@@ -65,12 +70,15 @@ class DemoOptions:
         show_prompt: bool = True,
         request_options: str | None = None,
         temperature: float | None = None,
+        record: str | None = None,
+        replay: str | None = None,
     ) -> DemoOptions:
         """Options from the flags, falling back to the environment.
 
         Variables: ``WINK_ADAPTER``, ``WINK_MODEL``, the service's base URL variable
         (``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``) and ``WINK_REQUEST_OPTIONS``.
-        ``request_options`` is a JSON object; ``temperature`` is added to it.
+        ``request_options`` is a JSON object; ``temperature`` is added to it. ``record``
+        and ``replay`` name a cassette file (at most one of them).
         """
         chosen = adapter or os.environ.get("WINK_ADAPTER") or "offline"
         variable = "ANTHROPIC_BASE_URL" if chosen == "anthropic" else "OPENAI_BASE_URL"
@@ -85,6 +93,8 @@ class DemoOptions:
             base_url=base_url or os.environ.get(variable) or None,
             show_prompt=show_prompt,
             request_options=options,
+            cassette=record or replay,
+            cassette_mode="record" if record else "replay",
         )
 
 
@@ -109,15 +119,28 @@ def _json_object(text: str | None) -> dict[str, JSONValue]:
 
 
 def build_adapter(options: DemoOptions) -> Adapter[Any]:
+    """The adapter asked for by name, recording to or replaying from the cassette if any."""
+    adapter = _named_adapter(options)
+    if options.cassette is None:
+        return adapter
+    recorded = Recorded(adapter.provider, options.cassette, mode=options.cassette_mode)
+    return Adapter(recorded, settings=adapter.settings)
+
+
+def _named_adapter(options: DemoOptions) -> Adapter[Any]:
     """The offline responder, or the adapter asked for by name."""
     extra = dict(options.request_options)
+    # A replay never reaches the service: the SDK client needs a key, not a real one.
+    key = "unused-in-replay" if options.cassette and options.cassette_mode == "replay" else None
     if options.adapter == "offline":
         # The offline model answers web searches with Responses API items.
         return OfflineAdapter(
             responder=demo_responder, name="offline", hosted_tool_codecs=default_openai_codecs()
         )
     if options.adapter == "openai":
-        return OpenAIAdapter(model=options.model, base_url=options.base_url, request_options=extra)
+        return OpenAIAdapter(
+            model=options.model, base_url=options.base_url, request_options=extra, api_key=key
+        )
     if options.adapter == "openai-chat":
         # Local servers read max_tokens (not always max_completion_tokens), and small
         # local models often write tool calls as text: the demo opts in to reading them.
@@ -127,10 +150,11 @@ def build_adapter(options: DemoOptions) -> Adapter[Any]:
             request_options=extra,
             token_cap_field="max_tokens",
             recover_text_tool_calls=True,
+            api_key=key,
         )
     if options.adapter == "anthropic":
         return AnthropicAdapter(
-            model=options.model, base_url=options.base_url, request_options=extra
+            model=options.model, base_url=options.base_url, request_options=extra, api_key=key
         )
     raise ConfigValidationError(
         f"unknown adapter {options.adapter!r}; use one of {', '.join(map(repr, ADAPTERS))}",
@@ -208,6 +232,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         show_prompt=not arguments.no_prompt,
         request_options=arguments.request_options,
         temperature=arguments.temperature,
+        record=arguments.record,
+        replay=arguments.replay,
     )
     return run_demo(options, out)
 
@@ -226,7 +252,9 @@ def register(group: CommandGroup) -> None:
             "local server such as llama.cpp, Ollama or vLLM via --base-url or "
             "OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY). --model (or WINK_MODEL) "
             "names the model; --temperature and --request-options (or "
-            "WINK_REQUEST_OPTIONS) are added to every request."
+            "WINK_REQUEST_OPTIONS) are added to every request. --record PATH writes every "
+            "exchange with the model to a cassette file; --replay PATH answers from it, "
+            "with no network."
         ),
         examples=(
             "",
@@ -234,6 +262,8 @@ def register(group: CommandGroup) -> None:
             "--adapter openai --model gpt-4.1-mini",
             "--adapter openai-chat --base-url http://127.0.0.1:8080/v1 --temperature 0",
             "--adapter anthropic --model claude-sonnet-4-6",
+            "--adapter openai --record triage.json",
+            "--adapter openai --replay triage.json",
         ),
         run=_run,
     )
@@ -248,3 +278,13 @@ def register(group: CommandGroup) -> None:
         help="a JSON object added to every request, e.g. '{\"top_p\": 0.9}'",
     )
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
+    cassette = demo.add_mutually_exclusive_group()
+    cassette.add_argument(
+        "--record", default=None, metavar="PATH", help="record every model exchange to PATH"
+    )
+    cassette.add_argument(
+        "--replay",
+        default=None,
+        metavar="PATH",
+        help="answer from the exchanges recorded in PATH, with no network",
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import re
 import secrets
 import signal
@@ -270,13 +269,4 @@ def _address(text: str) -> tuple[str, int]:
 def _catalog_tools(path: Path) -> Sequence[CatalogTool]:
     if not path.is_file():
         raise CommandError(f"catalogue file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
-    if not text.lstrip().startswith("["):
-        return ToolCatalog.from_jsonl(path).tools
-    try:
-        records = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    if not all(isinstance(record, dict) for record in records):
-        raise CommandError(f"{path}: a JSON array catalogue must hold one object per tool")
-    return ToolCatalog.from_records(records).tools
+    return ToolCatalog.from_jsonl(path).tools  # JSON lines or a JSON array, both checked

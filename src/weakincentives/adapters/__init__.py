@@ -6,7 +6,8 @@ tool loop to a final answer and returns a :class:`PromptResponse`;
 :class:`Adapter` runs over one provider value (``OfflineModel`` here,
 ``OpenAIResponses``/``ChatCompletions`` in ``adapters.openai``, ``AnthropicMessages`` in
 ``adapters.anthropic``); ``OfflineAdapter(...)`` and its siblings are shorthands for
-``Adapter(OfflineModel(...))``.
+``Adapter(OfflineModel(...))``. ``Recorded(provider, path, mode=...)`` wraps any provider
+to record its exchanges to a cassette file and replay them offline.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from weakincentives.adapters._offline import (
     ScriptedTurn,
 )
 from weakincentives.adapters._provider import Attempt, Provider, TextSink
+from weakincentives.adapters._recorded import Recorded, RecordMode
 from weakincentives.adapters._response import Halt, PromptResponse
 from weakincentives.adapters._settings import (
     Disclosure,
@@ -62,6 +64,8 @@ __all__ = [
     "PromptMessage",
     "PromptResponse",
     "Provider",
+    "RecordMode",
+    "Recorded",
     "Responder",
     "RetryPolicy",
     "ScriptedCall",

@@ -132,7 +132,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         ``context.extras`` (snake_case keys, else ``PromptValidationError``). A closed
         adapter raises ``AdapterClosedError``.
         """
-        self._check_open()
+        executor = self._thread_pool()  # raises AdapterClosedError once closed
         _check_deadline(deadline)
         if disclosure is not None and not isinstance(disclosure, Disclosure):
             raise ConfigValidationError(
@@ -155,7 +155,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
             overrides=visibility_overrides,
             deadline=deadline,
             earlier=earlier,
-            executor=self._thread_pool(),
+            executor=executor,
             extras=extras,
         )
         return await evaluation.run()
@@ -200,10 +200,6 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise AdapterClosedError(adapter_name=self.name)
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
         """Worker threads for sync handlers, started on demand and reused when idle.

@@ -57,9 +57,10 @@ async def exchange[RequestT, ReplyT](
             on_text(text)
 
         try:
-            return await provider.send(
-                request, Attempt(number=retry + 1, timeout=left, prompt_name=prompt_name), sink
+            attempt = Attempt(
+                number=retry + 1, timeout=left, prompt_name=prompt_name, round=round_number
             )
+            return await provider.send(request, attempt, sink)
         except ProviderError as exc:
             if not exc.retryable or streamed or retry >= provider.retry_limit:
                 if left is not None and exc.retryable and _expired(deadline, settings):

@@ -75,18 +75,23 @@ __all__ = ["Evaluation"]
 
 @dataclass(slots=True)
 class _Accumulator:
-    """Assistant text so far, by round; ``context.response_accumulator`` for handlers."""
+    """Assistant text so far, by round; ``context.response_accumulator`` for handlers.
 
-    rounds: list[str] = field(default_factory=list)
+    Pieces are kept as they arrive and joined when read, so a reply streamed in many
+    small deltas costs linear time (appending to one growing string would copy it
+    every time).
+    """
+
+    rounds: list[list[str]] = field(default_factory=list)
 
     def start_round(self) -> None:
-        self.rounds.append("")
+        self.rounds.append([])
 
     def add(self, text: str) -> None:
-        self.rounds[-1] += text
+        self.rounds[-1].append(text)
 
     def text(self) -> str:
-        return "\n".join(part for part in self.rounds if part)
+        return "\n".join(text for pieces in self.rounds if (text := "".join(pieces)))
 
 
 @dataclass(slots=True)

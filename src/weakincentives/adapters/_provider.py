@@ -35,6 +35,8 @@ class Attempt:
     """Seconds this attempt may take (the time left before the deadline); None: no bound."""
     prompt_name: str
     """The prompt being evaluated, for the errors the attempt may raise."""
+    round: int
+    """The evaluation's round the request belongs to (1 for its first request)."""
 
 
 class Provider[RequestT, ReplyT](Protocol):

@@ -3,11 +3,19 @@
 The ``openai`` and ``anthropic`` SDKs are generated from one template and raise the same
 exception classes (``APITimeoutError``, ``APIConnectionError``, ``APIStatusError``), so
 one mapping serves every provider built on them.
+
+The SDKs map only what goes wrong while a request is sent and its headers arrive. Once
+the caller reads the body (a JSON reply, or a stream event by event), errors come
+straight from the HTTP library the SDK runs on (``httpx2`` for the current SDKs,
+``httpx`` for older ones): a connection dropped mid-body, a read that times out, a body
+whose encoding is corrupt. :func:`mapped_errors` maps those too, as phase ``response``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 
@@ -18,46 +26,108 @@ from weakincentives.serde import JSONValue
 
 __all__ = ["decode_body", "mapped_errors"]
 
+_HTTP_LIBRARIES = ("httpx2", "httpx")
+
+
+@functools.cache
+def _body_errors() -> tuple[
+    tuple[type[Exception], ...], tuple[type[Exception], ...], tuple[type[Exception], ...]
+]:
+    """The HTTP libraries' timeout, transport and decoding errors, for each one installed."""
+    timeouts: list[type[Exception]] = []
+    transport: list[type[Exception]] = []
+    decoding: list[type[Exception]] = []
+    for name in _HTTP_LIBRARIES:
+        try:
+            library = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(library.TimeoutException)
+        transport.append(library.TransportError)
+        decoding.append(library.DecodingError)
+    return tuple(timeouts), tuple(transport), tuple(decoding)
+
 
 @contextlib.contextmanager
 def mapped_errors(sdk: ModuleType, *, prompt_name: str) -> Iterator[None]:
-    """Raise ``ProviderError`` for the SDK's transport and status errors inside the block.
+    """Raise typed errors for what the SDK or its HTTP library raises inside the block.
 
-    Timeouts and connection failures are retryable; an error status is retryable by
-    the rules the SDKs share (408, 409, 429, 5xx, ``x-should-retry``), with the
-    ``Retry-After`` delay when the server gave one. The error body is kept as the
-    provider payload.
+    Timeouts and connection failures are retryable ``ProviderError``s: phase ``request``
+    while the request is sent, phase ``response`` once the body is being read. An error
+    status is retryable by the rules the SDKs share (408, 409, 429, 5xx,
+    ``x-should-retry``), with the ``Retry-After`` delay when the server gave one; the
+    error body is kept as the provider payload. A body whose content encoding is corrupt
+    is phase ``response``. Anything else passes through unchanged.
     """
     try:
         yield
-    except sdk.APITimeoutError as exc:
-        raise ProviderError(
+    except Exception as exc:
+        typed = _sdk_error(sdk, exc, prompt_name) or _body_error(exc, prompt_name)
+        if typed is None:
+            raise
+        raise typed from exc
+
+
+def _sdk_error(sdk: ModuleType, exc: Exception, prompt_name: str) -> PromptEvaluationError | None:
+    """The typed error for an exception the SDK raised while sending, or None."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return ProviderError(
             "the request timed out",
             prompt_name=prompt_name,
             retryable=True,
             provider_payload={"error": "timeout"},
-        ) from exc
-    except sdk.APIConnectionError as exc:
-        raise ProviderError(
+        )
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderError(
             f"could not reach the provider: {exc}",
             prompt_name=prompt_name,
             retryable=True,
             provider_payload={"error": "connection"},
-        ) from exc
-    except sdk.APIStatusError as exc:
-        status: int = exc.status_code
-        headers: Mapping[str, str] = exc.response.headers
-        retry_after = retry_after_seconds(headers)
-        label = "rate limited" if status == 429 else "the provider answered"
-        wait = "" if retry_after is None else f" (retry after {retry_after:g}s)"
-        raise ProviderError(
-            f"{label} with HTTP {status}{wait}: {exc.message}",
+        )
+    if not isinstance(exc, sdk.APIStatusError):
+        return None
+    status: int = exc.status_code
+    headers: Mapping[str, str] = exc.response.headers
+    retry_after = retry_after_seconds(headers)
+    label = "rate limited" if status == 429 else "the provider answered"
+    wait = "" if retry_after is None else f" (retry after {retry_after:g}s)"
+    return ProviderError(
+        f"{label} with HTTP {status}{wait}: {exc.message}",
+        prompt_name=prompt_name,
+        status_code=status,
+        retry_after=retry_after,
+        retryable=is_retryable_status(status, headers),
+        provider_payload={"status": status, "body": _jsonable(exc.body)},
+    )
+
+
+def _body_error(exc: Exception, prompt_name: str) -> PromptEvaluationError | None:
+    """The typed error for an HTTP-library exception raised while the body was read, or None."""
+    timeouts, transport, decoding = _body_errors()
+    if isinstance(exc, timeouts):
+        return ProviderError(
+            f"the reply stopped arriving before it was complete ({type(exc).__name__})",
             prompt_name=prompt_name,
-            status_code=status,
-            retry_after=retry_after,
-            retryable=is_retryable_status(status, headers),
-            provider_payload={"status": status, "body": _jsonable(exc.body)},
-        ) from exc
+            retryable=True,
+            phase="response",
+            provider_payload={"error": "timeout"},
+        )
+    if isinstance(exc, transport):
+        return ProviderError(
+            f"the connection broke while the reply was read ({type(exc).__name__}: {exc})",
+            prompt_name=prompt_name,
+            retryable=True,
+            phase="response",
+            provider_payload={"error": "connection"},
+        )
+    if isinstance(exc, decoding):
+        return PromptEvaluationError(
+            f"the reply's content encoding could not be decoded: {exc}",
+            prompt_name=prompt_name,
+            phase="response",
+            provider_payload={"error": "decoding"},
+        )
+    return None
 
 
 def decode_body(text: str, *, status: int, prompt_name: str) -> dict[str, JSONValue]:

@@ -13,6 +13,7 @@ surfaces at construction, naming the provider class. A client it built is its ow
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -86,6 +87,8 @@ class SdkProvider[ClientT]:
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]]
     """Request options the provider sets itself, and why a caller cannot."""
     MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]]
+    ENDPOINT: ClassVar[str]
+    """The client attribute path of the resource that sends, e.g. ``chat.completions``."""
 
     def __post_init__(self) -> None:
         owner = type(self)
@@ -123,7 +126,7 @@ class SdkProvider[ClientT]:
             sdk=sdk,
             client=connection.client,
             is_async=isinstance(connection.client, getattr(sdk, self.CLIENTS.async_client)),
-            endpoint=self._endpoint,
+            endpoint=self._endpoint_of,
         )
 
     @property
@@ -169,10 +172,9 @@ class SdkProvider[ClientT]:
     def _check_built(self, client: Any) -> None:
         """Refuse a client the SDK built but that could not work (default: accept)."""
 
-    @staticmethod
-    def _endpoint(client: Any) -> Any:
+    def _endpoint_of(self, client: Any) -> Any:
         """The SDK resource whose ``create`` sends requests (``client.responses``...)."""
-        raise NotImplementedError
+        return functools.reduce(getattr, self.ENDPOINT.split("."), client)
 
 
 def option_choice(

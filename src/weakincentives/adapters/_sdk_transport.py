@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import time
+import threading
+import weakref
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
-from weakincentives.adapters._blocking import run_blocking
+from weakincentives.adapters._blocking import ReplyCutter, run_blocking
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_errors import decode_body, mapped_errors
 from weakincentives.adapters._sse import EventStreamParser, ServerEvent
-from weakincentives.errors import ProviderError
+from weakincentives.errors import PromptEvaluationError, ProviderError
 from weakincentives.serde import JSONValue
 
 __all__ = ["SdkTransport", "StreamReader", "StreamReaderFactory", "timed_out"]
@@ -68,6 +69,7 @@ class SdkTransport:
         self._is_async = is_async
         self._endpoint = endpoint(client.with_options(max_retries=0))
         self._named = _named_parameters(self._endpoint.with_streaming_response.create)
+        self._loops = _LoopBinding(type(client).__name__)
 
     @property
     def max_retries(self) -> int:
@@ -81,13 +83,25 @@ class SdkTransport:
         on_text: TextSink,
         stream: StreamReaderFactory | None = None,
     ) -> Body:
-        """Send ``request`` once; with ``stream`` the reply is read as server-sent events."""
+        """Send ``request`` once; with ``stream`` the reply is read as server-sent events.
+
+        The whole attempt, body included, is bounded by ``attempt.timeout``: a slow
+        trickle of bytes cannot outlive it, with a sync client as with an async one.
+        """
         arguments = self._arguments(request, attempt, streamed=stream is not None)
-        if self._is_async:
-            return await self._send_async(arguments, attempt, on_text, stream)
-        return await run_blocking(
-            lambda forward: self._send_sync(arguments, attempt, forward, stream), on_text
-        )
+        name = attempt.prompt_name
+        try:
+            async with asyncio.timeout(attempt.timeout):
+                if self._is_async:
+                    return await self._send_async(arguments, name, on_text, stream)
+                cutter = ReplyCutter()
+                return await run_blocking(
+                    lambda forward: self._send_sync(arguments, name, forward, stream, cutter),
+                    on_text,
+                    cutter,
+                )
+        except TimeoutError as exc:
+            raise timed_out(name) from exc
 
     def _arguments(self, request: Body, attempt: Attempt, *, streamed: bool) -> dict[str, object]:
         """``create`` keyword arguments: the body, the attempt's timeout and retry header."""
@@ -117,51 +131,46 @@ class SdkTransport:
     async def _send_async(
         self,
         arguments: dict[str, object],
-        attempt: Attempt,
+        name: str,
         on_text: TextSink,
         stream: StreamReaderFactory | None,
     ) -> Body:
-        name = attempt.prompt_name
-        try:
-            # The whole attempt is bounded, so a slow trickle of bytes cannot outlive it.
-            async with asyncio.timeout(attempt.timeout):
-                with mapped_errors(self._sdk, prompt_name=name):
-                    async with self._endpoint.with_streaming_response.create(**arguments) as reply:
-                        if stream is None:
-                            data: bytes = await reply.read()
-                            return _decode(data, reply.status_code, name)
-                        reader = stream(on_text, name)
-                        parser = EventStreamParser()
-                        async for chunk in reply.iter_bytes():
-                            for event in parser.feed(chunk):
-                                reader.read(event)
-                    return _finish(parser, reader)
-        except TimeoutError as exc:
-            raise timed_out(name) from exc
+        self._loops.check(self._client, name)
+        with mapped_errors(self._sdk, prompt_name=name):
+            async with self._endpoint.with_streaming_response.create(**arguments) as reply:
+                if stream is None:
+                    data: bytes = await reply.read()
+                    return _decode(data, reply.status_code, name)
+                reader = stream(on_text, name)
+                parser = EventStreamParser()
+                async for chunk in reply.iter_bytes():
+                    for event in parser.feed(chunk):
+                        reader.read(event)
+        return _finish(parser, reader)
 
     def _send_sync(
         self,
         arguments: dict[str, object],
-        attempt: Attempt,
+        name: str,
         on_text: TextSink,
         stream: StreamReaderFactory | None,
+        cutter: ReplyCutter,
     ) -> Body:
-        name = attempt.prompt_name
-        with (
-            mapped_errors(self._sdk, prompt_name=name),
-            self._endpoint.with_streaming_response.create(**arguments) as reply,
-        ):
-            if stream is None:
-                return _decode(reply.read(), reply.status_code, name)
-            ends = None if attempt.timeout is None else time.monotonic() + attempt.timeout
-            reader = stream(on_text, name)
-            parser = EventStreamParser()
-            for chunk in reply.iter_bytes():
-                for event in parser.feed(chunk):
-                    reader.read(event)
-                # The SDK's read timeout is per chunk; this bounds the stream as a whole.
-                if ends is not None and time.monotonic() > ends:
-                    raise timed_out(name)
+        try:
+            with (
+                mapped_errors(self._sdk, prompt_name=name),
+                self._endpoint.with_streaming_response.create(**arguments) as reply,
+            ):
+                cutter.reading(reply.http_response)
+                if stream is None:
+                    return _decode(reply.read(), reply.status_code, name)
+                reader = stream(on_text, name)
+                parser = EventStreamParser()
+                for chunk in reply.iter_bytes():
+                    for event in parser.feed(chunk):
+                        reader.read(event)
+        finally:
+            cutter.finished()
         return _finish(parser, reader)
 
     def _bounded_timeout(self, remaining: float) -> object:
@@ -204,6 +213,47 @@ def _finish(parser: EventStreamParser, reader: StreamReader) -> Body:
     for event in parser.close():
         reader.read(event)
     return reader.result()
+
+
+class _LoopBinding:
+    """Refuses to use an async client on a second event loop, saying what to do instead.
+
+    An async client's pooled connections belong to the event loop that opened them;
+    used from another loop (``evaluate_async`` under a second ``asyncio.run``, or
+    ``evaluate_async`` and then ``evaluate``, which runs on the library's own loop) the
+    HTTP library fails with "Event loop is closed" or "bound to a different event loop".
+    The loop an async client first ran on is remembered per client, so a client shared by
+    adapters is checked as one.
+    """
+
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _first: ClassVar[weakref.WeakKeyDictionary[object, weakref.ref[asyncio.AbstractEventLoop]]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def __init__(self, client_name: str) -> None:
+        self._client_name = client_name
+
+    def check(self, client: object, prompt_name: str) -> None:
+        """Remember the running loop for ``client``, or raise if it first ran on another."""
+        running = asyncio.get_running_loop()
+        with self._lock:
+            first = self._first.get(client)
+            loop = None if first is None else first()
+            if loop is None:
+                # Never used, or its first loop is gone with every connection it held.
+                self._first[client] = weakref.ref(running)
+                return
+        if loop is not running:
+            raise PromptEvaluationError(
+                f"this adapter's {self._client_name} client already ran on another event loop "
+                "and cannot be used from this one (its connections belong to that loop). Use "
+                "the adapter from one event loop only (await evaluate_async there; evaluate "
+                "runs on the library's own loop), create the client inside the loop that "
+                "uses it, or pass a sync client, which works from any loop",
+                prompt_name=prompt_name,
+                phase="request",
+            )
 
 
 def timed_out(prompt_name: str) -> ProviderError:

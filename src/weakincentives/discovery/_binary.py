@@ -10,7 +10,10 @@ Numbers travel as flat arrays, never as JSON numbers, so reading a file of
 array by ``[byte offset, typecode, length]``; arrays are stored in the
 writer's byte order, which the header records and the reader undoes.
 Reading verifies the magic, the version and the checksum before anything is
-parsed; every refusal is a :class:`~weakincentives.errors.CatalogError`.
+parsed; every refusal is a :class:`~weakincentives.errors.CatalogError`. A
+checksum only shows the bytes are the ones written, not that a trusted writer
+wrote them, so the header is decoded as untrusted JSON and every array reference
+is checked against the data before an array is read.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import cast
 
+from weakincentives._bounded import exception_text, safe_str
 from weakincentives.discovery._columns import Strings, check_offsets
-from weakincentives.errors import CatalogError
+from weakincentives.errors import CatalogError, ParseError
+from weakincentives.serde import loads
 
 __all__ = ["ArrayReader", "ArrayWriter", "malformed", "read_container", "write_container"]
 
@@ -54,7 +59,7 @@ class ArrayWriter:
         """Queue strings as one UTF-8 text and code-point offsets; returns the reference pair."""
         packed = Strings.of(values)
         return {
-            "text": self.place_bytes(packed.text.encode("utf-8", "surrogatepass")),
+            "text": self.place_bytes(packed.text.encode("utf-8")),
             "offsets": self.place(packed.offsets),
         }
 
@@ -85,14 +90,19 @@ class ArrayReader:
         self._swap = byteorder != sys.byteorder
 
     def _span(self, reference: object, typecodes: str) -> tuple[str, int, int]:
-        offset, typecode, length = cast("list[object]", reference)
-        if typecode not in _TYPECODES or typecode not in typecodes:
-            raise ValueError(f"array of typecode {typecode!r} where {typecodes!r} belongs")
-        start, count = int(cast(int, offset)), int(cast(int, length))
-        end = start + array(str(typecode)).itemsize * count
-        if start < 0 or count < 0 or end > len(self._blob):
-            raise ValueError(f"array reference {reference!r} runs past the data")
-        return str(typecode), start, end
+        if not (isinstance(reference, list) and len(reference) == 3):
+            raise TypeError(
+                f"an array reference is not [offset, typecode, length]: {_shown(reference)}"
+            )
+        start, typecode, count = reference
+        if not isinstance(typecode, str) or typecode not in _TYPECODES or typecode not in typecodes:
+            raise ValueError(f"array of typecode {_shown(typecode)} where {typecodes!r} belongs")
+        if not (_is_count(start) and _is_count(count)):
+            raise ValueError(f"array reference {_shown(reference)} has a bad offset or length")
+        end = start + array(typecode).itemsize * count
+        if end > len(self._blob):
+            raise ValueError(f"array reference {_shown(reference)} runs past the data")
+        return typecode, start, end
 
     def ints(self, reference: object) -> array[int]:
         """An integer array."""
@@ -116,7 +126,7 @@ class ArrayReader:
     def strings(self, reference: object) -> Strings:
         """Strings queued with :meth:`ArrayWriter.place_strings`."""
         spec = cast(Json, reference)
-        text = self.raw(spec["text"]).decode("utf-8", "surrogatepass")
+        text = self.raw(spec["text"]).decode("utf-8")  # strict: no lone surrogates either
         offsets = self.ints(spec["offsets"])
         check_offsets(offsets, len(offsets) - 1, len(text), "strings")
         return Strings(text, offsets)
@@ -167,11 +177,11 @@ def read_container(path: str | Path, *, version: int) -> tuple[Json, ArrayReader
         )
     start = _PREFIX.size
     try:
-        header = json.loads(bytes(view[start : start + head_size]))
+        header = loads(bytes(view[start : start + head_size]))
         if not isinstance(header, dict):
             raise TypeError("the header is not a JSON object")
         reader = ArrayReader(view[start + head_size :], byteorder=header.get("byteorder"))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ParseError) as exc:
         raise malformed(where, exc) from exc
     return cast(Json, header), reader
 
@@ -179,4 +189,15 @@ def read_container(path: str | Path, *, version: int) -> tuple[Json, ArrayReader
 def malformed(where: str, exc: Exception) -> CatalogError:
     """The error for a file whose checksum holds but whose content is not ours."""
     # A valid checksum over a malformed header means another writer: refuse it whole.
-    return CatalogError(f"{where} has a malformed header ({exc!r}); rebuild the index")
+    return CatalogError(
+        f"{where} has a malformed header ({exception_text(exc)}); rebuild the index"
+    )
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _shown(value: object) -> str:
+    """A piece of a forged header for a message: its repr, cut short."""
+    return safe_str(repr(value) if isinstance(value, str) else value, 60)

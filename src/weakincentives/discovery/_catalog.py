@@ -15,9 +15,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from weakincentives._bounded import quote
+from weakincentives.discovery._catalog_checks import catalog_error, catalog_problems, listed
+from weakincentives.discovery._records import read_records
 from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool
-from weakincentives.serde import JSONValue, schema, schema_problems
+from weakincentives.serde import JSONValue, schema
 
 __all__ = ["CatalogNode", "CatalogTables", "CatalogTool", "ToolCatalog", "TreePath"]
 
@@ -104,8 +107,11 @@ class ToolCatalog:
     Nodes not given explicitly are created for every prefix of every tool
     path (name = last segment, empty summary). Construction collects every
     problem (duplicate tool ids or node paths, empty names, empty or blank
-    paths, schemas that are not objects) and raises one
-    :class:`~weakincentives.errors.CatalogError` listing them all.
+    paths, paths deeper than ``MAX_PATH_DEPTH`` or ids, names, segments and tags
+    longer than ``MAX_NAME_CHARS``, text UTF-8 cannot encode, schemas that are not
+    objects or not JSON) before building anything, and raises one
+    :class:`~weakincentives.errors.CatalogError` listing them (the first
+    ``MAX_PROBLEMS_SHOWN``, then a count).
     """
 
     __slots__ = (
@@ -120,17 +126,19 @@ class ToolCatalog:
     )
 
     def __init__(self, *, tools: Iterable[CatalogTool], nodes: Iterable[CatalogNode] = ()) -> None:
-        tool_list = tuple(tools)
-        node_list = tuple(nodes)
-        problems = _validate(tool_list, node_list)
+        self._build(tuple(tools), tuple(nodes), labels=None)
+
+    def _build(
+        self,
+        tool_list: tuple[CatalogTool, ...],
+        node_list: tuple[CatalogNode, ...],
+        *,
+        labels: Sequence[str] | None,
+    ) -> None:
+        """Validate, then index; ``labels`` name where each tool came from (a file's lines)."""
+        problems = catalog_problems(tool_list, node_list)
         if problems:
-            first_tool, first_path, _ = problems[0]
-            lines = "\n".join(f"- {text}" for _, _, text in problems)
-            raise CatalogError(
-                f"{len(problems)} problem(s) in the tool catalogue:\n{lines}",
-                tool_id=first_tool,
-                path=first_path,
-            )
+            raise catalog_error(problems, labels)
         self._tools: Sequence[CatalogTool] = tool_list
         self._by_id: Mapping[str, int] = {tool.tool_id: k for k, tool in enumerate(tool_list)}
         nodes_by_path = _complete_nodes(node_list, tool_list)
@@ -164,25 +172,35 @@ class ToolCatalog:
         Each record has ``tool_id``, ``name``, ``path`` (one list of
         segments) or ``paths`` (a list of them), and optionally ``summary``,
         ``tags``, ``args_schema`` and ``result_schema``, the layout of a
-        catalogue JSON-lines file. Malformed records are reported together.
+        catalogue JSON-lines file. Malformed records are reported together,
+        each by its position (``record 3``).
         """
+        return cls._from_labelled([(f"record {k}", record) for k, record in enumerate(records)])
+
+    @classmethod
+    def _from_labelled(cls, records: Sequence[tuple[str, Mapping[str, object]]]) -> ToolCatalog:
+        """The catalogue of ``records``; every problem is named by its record's label."""
         tools: list[CatalogTool] = []
+        labels: list[str] = []
         problems: list[str] = []
         first_id: str | None = None
-        for position, record in enumerate(records):
-            tool_or_problem = _tool_from_record(record, position)
+        for label, record in records:
+            tool_or_problem = _tool_from_record(record, label)
             if isinstance(tool_or_problem, CatalogTool):
                 tools.append(tool_or_problem)
+                labels.append(label)
             else:
                 problems.append(tool_or_problem)
                 if first_id is None and isinstance(record.get("tool_id"), str):
                     first_id = str(record["tool_id"])
         if problems:
-            lines = "\n".join(f"- {text}" for text in problems)
             raise CatalogError(
-                f"{len(problems)} malformed catalogue record(s):\n{lines}", tool_id=first_id
+                f"{len(problems):,} malformed catalogue record(s):\n{listed(problems)}",
+                tool_id=first_id,
             )
-        return cls(tools=tools)
+        catalog = cls.__new__(cls)
+        catalog._build(tuple(tools), (), labels=labels)
+        return catalog
 
     @classmethod
     def from_tools(
@@ -226,20 +244,15 @@ class ToolCatalog:
 
     @classmethod
     def from_jsonl(cls, path: str | Path) -> ToolCatalog:
-        """Read a catalogue from a JSON-lines file of tool records (see ``from_records``)."""
-        records: list[Mapping[str, object]] = []
-        with Path(path).open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-                if not isinstance(record, dict):
-                    raise CatalogError(f"{path}:{number}: expected a JSON object per line")
-                records.append(record)
-        return cls.from_records(records)
+        """Read a catalogue from a file of tool records (see ``from_records``).
+
+        The file holds JSON lines (one record per line; blank lines are skipped) or
+        one JSON array of records. It is untrusted: anything that is not UTF-8 JSON
+        (``NaN``, nesting deeper than ``MAX_JSON_DEPTH``, lone surrogates) and every
+        problem of a record is a ``CatalogError`` naming the file and the line
+        (``tools.jsonl:7``) or array item.
+        """
+        return cls._from_labelled(read_records(path))
 
     @property
     def tools(self) -> Sequence[CatalogTool]:
@@ -308,74 +321,27 @@ class ToolCatalog:
         return self._tag_index.get(tag.casefold(), frozenset())
 
 
-def _validate(
-    tools: tuple[CatalogTool, ...], nodes: tuple[CatalogNode, ...]
-) -> list[tuple[str | None, TreePath | None, str]]:
-    problems: list[tuple[str | None, TreePath | None, str]] = []
-    seen_ids: set[str] = set()
-    for tool in tools:
-        tid = tool.tool_id
-        if not tid.strip():
-            problems.append((tid, None, f"tool {tool.name!r} has an empty tool_id"))
-        elif tid in seen_ids:
-            problems.append((tid, None, f"tool_id {tid!r} is used by more than one tool"))
-        seen_ids.add(tid)
-        if not tool.name.strip():
-            problems.append((tid, None, f"tool {tid!r} has an empty name"))
-        if not tool.paths:
-            problems.append((tid, None, f"tool {tid!r} has no category path"))
-        for path in tool.paths:
-            if not path or any(not segment.strip() for segment in path):
-                problems.append(
-                    (tid, path, f"tool {tid!r} has path {list(path)!r} with an empty segment")
-                    if path
-                    else (tid, path, f"tool {tid!r} has an empty path; give at least one category")
-                )
-        problems.extend((tid, None, f"tool {tid!r}: {text}") for text in _schema_issues(tool))
-    seen_paths: set[TreePath] = set()
-    for node in nodes:
-        if not node.path or any(not segment.strip() for segment in node.path):
-            problems.append((None, node.path, f"node {node.name!r} has an empty path segment"))
-        elif node.path in seen_paths:
-            problems.append((None, node.path, f"node path {list(node.path)!r} is declared twice"))
-        seen_paths.add(node.path)
-        if not node.name.strip():
-            problems.append((None, node.path, f"node {list(node.path)!r} has an empty name"))
-    return problems
-
-
-def _schema_issues(tool: CatalogTool) -> list[str]:
-    issues: list[str] = []
-    args = tool.args_schema
-    if not isinstance(args, Mapping) or args.get("type", "object") != "object":
-        issues.append('args_schema must be a JSON Schema object with "type": "object"')
-    else:
-        issues.extend(schema_problems(args, where="args_schema"))
-    result = tool.result_schema
-    if result is not None:
-        issues.extend(schema_problems(result, where="result_schema"))
-    return issues
-
-
-def _tool_from_record(record: Mapping[str, object], position: int) -> CatalogTool | str:
-    where = f"record {position} ({record.get('tool_id', 'no tool_id')!r})"
+def _tool_from_record(record: Mapping[str, object], label: str) -> CatalogTool | str:
     tool_id, name = record.get("tool_id"), record.get("name")
     if not isinstance(tool_id, str) or not isinstance(name, str):
-        return f"{where}: tool_id and name must be strings"
+        return f"{_where(label, record)}: tool_id and name must be strings"
     raw_paths = record["paths"] if "paths" in record else [record.get("path")]
     if not isinstance(raw_paths, list) or not all(
         isinstance(path, list) and all(isinstance(s, str) for s in path) for path in raw_paths
     ):
-        return f"{where}: path must be a list of strings (or paths a list of such lists)"
+        return (
+            f"{_where(label, record)}: path must be a list of strings "
+            "(or paths a list of such lists)"
+        )
     summary, tags = record.get("summary", ""), record.get("tags", [])
     if not isinstance(summary, str):
-        return f"{where}: summary must be a string"
+        return f"{_where(label, record)}: summary must be a string"
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        return f"{where}: tags must be a list of strings"
+        return f"{_where(label, record)}: tags must be a list of strings"
     args_schema = record.get("args_schema", {"type": "object", "properties": {}})
     result_schema = record.get("result_schema")
     if not isinstance(args_schema, dict) or not isinstance(result_schema, dict | None):
-        return f"{where}: args_schema and result_schema must be JSON objects"
+        return f"{_where(label, record)}: args_schema and result_schema must be JSON objects"
     return CatalogTool(
         tool_id=tool_id,
         name=name,
@@ -385,6 +351,18 @@ def _tool_from_record(record: Mapping[str, object], position: int) -> CatalogToo
         args_schema=args_schema,
         result_schema=result_schema,
     )
+
+
+def _where(label: str, record: Mapping[str, object]) -> str:
+    """``record 3 ('an id')``: a malformed record named by its label and its tool_id."""
+    given = record.get("tool_id", "no tool_id")
+    return f"{label} ({quote(given) if isinstance(given, str) else _kind(given)})"
+
+
+def _kind(value: object) -> str:
+    """A non-string ``tool_id`` for a message: the value if it is short, else its type."""
+    text = repr(value) if isinstance(value, int | float | bool | None) else ""
+    return text if 0 < len(text) <= 40 else type(value).__name__
 
 
 def _complete_nodes(

@@ -15,7 +15,7 @@ from typing import cast
 
 from weakincentives.discovery._binary import ArrayReader, ArrayWriter, Json
 from weakincentives.discovery._catalog import CatalogTables, ToolCatalog, TreePath
-from weakincentives.discovery._columns import Groups, Strings, check_offsets
+from weakincentives.discovery._columns import Groups, Strings, check_offsets, check_range
 from weakincentives.discovery._restored import NodeTable, PathGroups, ToolTable
 from weakincentives.errors import CatalogError
 
@@ -46,9 +46,9 @@ def catalog_section(catalog: ToolCatalog, writer: ArrayWriter) -> Json:
 
     texts: list[bytes] = []
     for tool in tools:
-        texts.append(_schema_text(tool.tool_id, tool.args_schema))
+        texts.append(_schema_text(tool.args_schema))
         result = tool.result_schema
-        texts.append(b"" if result is None else _schema_text(tool.tool_id, result))
+        texts.append(b"" if result is None else _schema_text(result))
     offsets: array[int] = array("q", [0])
     for text in texts:
         offsets.append(offsets[-1] + len(text))
@@ -85,10 +85,10 @@ def read_catalog_section(
     """The catalogue a section describes; ``ValueError`` or ``TypeError`` if it is not ours."""
     tools, nodes = len(tool_ids), len(node_paths)
 
-    def groups(name: str, rows: int, bound: int) -> Groups:
+    def groups(name: str, rows: int, bound: int, *, filled: bool = False) -> Groups:
         spec = cast(Json, section[name])
         found = Groups(reader.ints(spec["offsets"]), reader.ints(spec["values"]))
-        found.check(rows, bound, name)
+        found.check(rows, bound, name, filled=filled)
         return found
 
     def strings(name: str, count: int | None) -> Strings:
@@ -104,6 +104,9 @@ def read_catalog_section(
     subtree = reader.ints(section["subtree"])
     if len(subtree) != nodes:
         raise ValueError(f"subtree: {len(subtree)} sizes for {nodes} nodes")
+    check_range(subtree, tools + 1, "subtree")
+    children = groups("children", nodes + 1, nodes)
+    _check_tree(children, node_paths)
     rows = dict(zip(node_paths, range(nodes), strict=True))
     node_table = NodeTable(
         paths=node_paths,
@@ -121,7 +124,7 @@ def read_catalog_section(
             ids=tool_ids,
             names=strings("names", tools),
             summaries=strings("summaries", tools),
-            paths=groups("paths", tools, nodes),
+            paths=groups("paths", tools, nodes, filled=True),
             node_paths=node_paths,
             tags=groups("tags", tools, len(tag_names)),
             tag_names=tag_names,
@@ -130,7 +133,7 @@ def read_catalog_section(
         ),
         by_id=positions,
         nodes=node_table,
-        children=PathGroups(child_rows, groups("children", nodes + 1, nodes), node_table.at),
+        children=PathGroups(child_rows, children, node_table.at),
         direct=PathGroups(rows, groups("direct", nodes, tools), int),
         subtree_size=dict(zip(node_paths, subtree.tolist(), strict=True)),
         tag_index={key: frozenset(tagged[row]) for row, key in enumerate(tag_keys)},
@@ -140,19 +143,29 @@ def read_catalog_section(
     return ToolCatalog._restored(tables)
 
 
-def _schema_text(tool_id: str, schema: object) -> bytes:
-    try:
-        return json.dumps(
-            schema, separators=(",", ":"), ensure_ascii=False, default=_plain
-        ).encode()
-    except (TypeError, ValueError) as exc:
-        raise CatalogError(
-            f"a schema of tool {tool_id!r} cannot be written as JSON ({exc})", tool_id=tool_id
-        ) from exc
+def _check_tree(children: Groups, node_paths: Sequence[TreePath]) -> None:
+    """Raise ``ValueError`` unless each listed child is its parent's path plus one segment.
+
+    Row 0 is the root and row ``k + 1`` node ``k``. Children one level deeper than their
+    parent cannot form a cycle, so walking a category's subtree always ends.
+    """
+    for row in range(len(children)):
+        parent = node_paths[row - 1] if row else ()
+        for child in children[row]:
+            path = node_paths[child]
+            if len(path) != len(parent) + 1 or path[:-1] != parent:
+                raise ValueError(f"children: node {child} is listed under a node it is not in")
+
+
+def _schema_text(schema: object) -> bytes:
+    # A catalogue's schemas are portable JSON (checked when it was built), so this
+    # cannot fail; mappings other than dict (MappingProxyType) are written as objects.
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False, default=_plain).encode()
 
 
 def _plain(value: object) -> object:
-    """JSON for the read-only mappings a schema may hold (``MappingProxyType`` and the like)."""
-    if isinstance(value, Mapping):
-        return dict(cast("Mapping[object, object]", value))
-    raise TypeError(f"{type(value).__name__} is not JSON")
+    """JSON for the read-only mappings a schema may hold (``MappingProxyType`` and the like).
+
+    Nothing else reaches it: the catalogue checked that its schemas are JSON.
+    """
+    return dict(cast("Mapping[object, object]", value))

@@ -8,13 +8,16 @@ out when they are used.
 
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-__all__ = ["ExactNames", "Groups", "Strings", "check_offsets"]
+from weakincentives.discovery._vectorised import numpy_module
+
+__all__ = ["ExactNames", "Groups", "Strings", "check_finite", "check_offsets", "check_range"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +40,14 @@ class Groups:
             offsets.append(len(values))
         return cls(offsets, values)
 
-    def check(self, rows: int, bound: int, what: str) -> None:
-        """Raise ``ValueError`` unless there are ``rows`` groups of values in ``[0, bound)``."""
+    def check(self, rows: int, bound: int, what: str, *, filled: bool = False) -> None:
+        """Raise ``ValueError`` unless there are ``rows`` groups of values in ``[0, bound)``.
+
+        With ``filled``, no group may be empty (every tool has a category).
+        """
         values = self.values
-        check_offsets(self.offsets, rows, len(values), what)
-        if values and (min(values) < 0 or max(values) >= bound):
-            raise ValueError(f"{what}: a value lies outside [0, {bound})")
+        check_offsets(self.offsets, rows, len(values), what, strict=filled)
+        check_range(values, bound, what)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -51,8 +56,13 @@ class Groups:
         return tuple(self.values[self.offsets[row] : self.offsets[row + 1]])
 
 
-def check_offsets(offsets: array[int], rows: int, end: int, what: str) -> None:
-    """Raise ``ValueError`` unless ``offsets`` split ``[0, end)`` into ``rows`` slices."""
+def check_offsets(
+    offsets: array[int], rows: int, end: int, what: str, *, strict: bool = False
+) -> None:
+    """Raise ``ValueError`` unless ``offsets`` split ``[0, end)`` into ``rows`` slices.
+
+    With ``strict``, every slice holds at least one item.
+    """
     if len(offsets) != rows + 1 or offsets[0] != 0 or offsets[-1] != end:
         raise ValueError(
             f"{what}: {len(offsets) - 1} slices ending at {offsets[-1:].tolist()}, "
@@ -60,6 +70,39 @@ def check_offsets(offsets: array[int], rows: int, end: int, what: str) -> None:
         )
     if offsets != array(offsets.typecode, sorted(offsets)):  # sorted() is linear on sorted input
         raise ValueError(f"{what}: offsets go backwards")
+    if strict and len(set(offsets)) != len(offsets):
+        raise ValueError(f"{what}: a slice is empty")
+
+
+def check_range(values: array[int], bound: int, what: str) -> None:
+    """Raise ``ValueError`` unless every value lies in ``[0, bound)``: positions a file gives.
+
+    Checked before anything is indexed or allocated by them (numpy's ``bincount``
+    allocates as many counters as the largest position).
+    """
+    if not values:
+        return
+    numpy = numpy_module()
+    if numpy is not None:  # min and max of millions of postings in C, not one Python int each
+        found = numpy.frombuffer(values, dtype=numpy.dtype(values.typecode))
+        low, high = int(found.min()), int(found.max())
+    else:  # pragma: no cover - numpy is a dev dependency
+        low, high = min(values), max(values)
+    if low < 0 or high >= bound:
+        raise ValueError(f"{what}: a value lies outside [0, {bound})")
+
+
+def check_finite(values: array[float], what: str) -> None:
+    """Raise ``ValueError`` unless every value is a finite number (no NaN, no infinity)."""
+    numpy = numpy_module()
+    if numpy is not None:
+        finite = bool(
+            numpy.isfinite(numpy.frombuffer(values, dtype=numpy.dtype(values.typecode))).all()
+        )
+    else:  # pragma: no cover - numpy is a dev dependency
+        finite = all(map(math.isfinite, values))
+    if not finite:
+        raise ValueError(f"{what}: a value is not a finite number")
 
 
 @dataclass(frozen=True, slots=True)

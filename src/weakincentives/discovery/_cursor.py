@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 
+from weakincentives.discovery._limits import MAX_CURSOR_CHARS
 from weakincentives.errors import ConfigValidationError, CursorError
 
 __all__ = ["CursorCodec", "request_fingerprint"]
@@ -24,9 +25,13 @@ _VERSION = 1
 
 
 def request_fingerprint(*parts: object) -> str:
-    """Digest the parts of a request (JSON-serialisable values) into a short key."""
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+    """Digest the parts of a request (JSON-serialisable values) into a short key.
+
+    The JSON is written in ASCII (non-ASCII characters escaped), so any text digests,
+    lone surrogates included.
+    """
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()[:24]
 
 
 class CursorCodec:
@@ -51,8 +56,11 @@ class CursorCodec:
     def decode(self, cursor: str, *, fingerprint: str) -> int:
         """Return the offset stored in ``cursor``; raise ``CursorError`` if it is not valid here."""
         payload, dot, tag = cursor.partition(".")
-        raw_tag = _unb64(tag) if dot else None
-        if not payload or raw_tag is None:
+        # A service issues short base64url cursors: anything long or not ASCII is not one
+        # of them, and is refused before it is hashed.
+        plausible = dot and payload and len(cursor) <= MAX_CURSOR_CHARS and cursor.isascii()
+        raw_tag = _unb64(tag) if plausible else None
+        if raw_tag is None:
             raise CursorError(
                 "cursor is malformed: pass back next_cursor exactly as it was returned",
                 cursor=cursor,

@@ -9,11 +9,16 @@ described in ``_binary``. Loading checks, in order: the magic, the format
 version, the checksum (so a truncated or corrupted file is refused before
 anything is parsed), the header's shape, then the catalogue fingerprint.
 Every refusal is a :class:`~weakincentives.errors.CatalogError` saying what to
-do; a file is never half-read into a wrong answer.
+do; a file is never half-read into a wrong answer. The checksum does not show
+who wrote a file, so every count, offset, length and position is checked
+against the size it indexes before anything is allocated or looked up by it:
+a forged file is refused at load, never met later as an ``IndexError`` or a
+huge allocation at search.
 """
 
 from __future__ import annotations
 
+import operator
 from array import array
 from dataclasses import dataclass
 from itertools import chain, pairwise
@@ -32,7 +37,14 @@ from weakincentives.discovery._binary import (
 from weakincentives.discovery._bm25 import BM25Index
 from weakincentives.discovery._catalog import ToolCatalog
 from weakincentives.discovery._catalog_file import catalog_section, read_catalog_section
-from weakincentives.discovery._columns import ExactNames, Groups, check_offsets
+from weakincentives.discovery._columns import (
+    ExactNames,
+    Groups,
+    check_finite,
+    check_offsets,
+    check_range,
+)
+from weakincentives.discovery._limits import MAX_NAME_CHARS, MAX_PATH_DEPTH
 from weakincentives.discovery._postings import Postings
 from weakincentives.errors import CatalogError
 
@@ -169,11 +181,17 @@ def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM2
     tool_ids = tuple(reader.strings(header["tool_ids"]))
     segments = list(reader.strings(header["node_segments"]))
     bounds = reader.ints(header["node_bounds"])
-    check_offsets(bounds, len(bounds) - 1, len(segments), "node_bounds")
+    check_offsets(bounds, len(bounds) - 1, len(segments), "node_bounds", strict=True)
     node_paths = tuple(tuple(segments[start:end]) for start, end in pairwise(bounds))
     tools, nodes = len(tool_ids), len(node_paths)
+    positions = dict(zip(tool_ids, range(tools), strict=True))
+    if len(positions) != tools or len(set(node_paths)) != nodes:
+        raise ValueError("tool_ids or node paths: an entry appears twice")
+    deepest, longest = max(map(len, node_paths), default=0), max(map(len, segments), default=0)
+    if deepest > MAX_PATH_DEPTH or longest > MAX_NAME_CHARS:
+        raise ValueError("node paths: a path is deeper or a segment longer than a catalogue's")
 
-    def postings(name: str) -> Postings:
+    def postings(name: str, size: int) -> Postings:
         spec = cast(Json, header[name])
         terms = list(reader.strings(spec["terms"]))
         ids, impacts = reader.ints(spec["ids"]), reader.floats(spec["impacts"])
@@ -184,15 +202,23 @@ def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM2
         )
         if len(ids) != len(impacts) or not len(spans) == 2 * len(terms) == 2 * len(ceiling):
             raise ValueError(f"{name}: array lengths disagree")
+        starts, ends = spans[0::2], spans[1::2]
         if len(peak) != len(terms) or (spans and (min(spans) < 0 or max(spans) > len(ids))):
             raise ValueError(f"{name}: a term's postings lie outside the arrays")
+        if not all(map(operator.le, starts, ends)):
+            raise ValueError(f"{name}: a term's postings end before they start")
+        if _count(spec["size"], "size") != size:
+            raise ValueError(f"{name}: size {spec['size']} where the catalogue has {size}")
+        check_range(ids, size, f"{name}.ids")
+        for values, what in ((impacts, "impacts"), (ceiling, "ceiling"), (peak, "peak")):
+            check_finite(values, f"{name}.{what}")
         return Postings(
             ids=ids,
             impacts=impacts,
-            spans=dict(zip(terms, zip(spans[0::2], spans[1::2], strict=True), strict=True)),
+            spans=dict(zip(terms, zip(starts, ends, strict=True), strict=True)),
             ceiling=dict(zip(terms, ceiling, strict=True)),
             peak=dict(zip(terms, peak, strict=True)),
-            size=_count(spec["size"], "size"),
+            size=size,
             prune_above=_count(spec["prune_above"], "prune_above"),
             vectorised=fast,
         )
@@ -207,24 +233,24 @@ def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM2
         values = reader.floats(header[name])
         if len(values) != count:
             raise ValueError(f"{name}: {len(values)} values where {count} belong")
+        check_finite(values, name)
         return values
 
     keys = reader.strings(header["exact_keys"])
     shared = reader.ints(header["shared"])
-    if shared and (min(shared) < 0 or max(shared) >= tools):
-        raise ValueError("shared: a tool position lies outside the catalogue")
+    check_range(shared, tools, "shared")
     limit = header["sibling_limit"]
     return BM25Index(
         catalog_fingerprint=str(header["catalog"]),
         tool_ids=tool_ids,
         node_paths=node_paths,
-        tools=postings("tools"),
-        nodes=postings("nodes"),
-        stops=postings("stops"),
+        tools=postings("tools", tools),
+        nodes=postings("nodes", nodes),
+        stops=postings("stops", tools),
         shared=frozenset(shared),
         members=groups("members", nodes, tools),
         holders=groups("holders", tools, nodes),
-        positions=dict(zip(tool_ids, range(tools), strict=True)),
+        positions=positions,
         lend=floats("lend", nodes),
         tool_lend=floats("tool_lend", tools),
         exact=ExactNames(keys, groups("exact", len(keys), tools), tool_ids),

@@ -1,7 +1,9 @@
 """Errors that help the caller recover: hints and next actions built from what it can see.
 
 Every suggestion comes from the caller's :class:`CatalogView`, so a hint never
-names a hidden tool or a category that only holds hidden tools.
+names a hidden tool or a category that only holds hidden tools. What the caller
+sent (a query, an id, a path) is quoted through the bounded helpers, so no
+request, however large, makes a large message.
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 
+from weakincentives._bounded import LIST_LIMIT, TEXT_LIMIT, clip, listing, quote, safe_str
 from weakincentives.discovery._catalog import CatalogTool, TreePath
 from weakincentives.discovery._errors import DiscoveryError, Hint
+from weakincentives.discovery._limits import MAX_NAME_CHARS, MAX_VIOLATIONS, shown_path
 from weakincentives.discovery._ranking import RankIndex
 from weakincentives.discovery._view import CatalogView
 from weakincentives.serde import SchemaViolation
@@ -32,7 +36,7 @@ class Recovery:
         prefix, hints = self._view.path_suggestions(where)
         target = "list" if listing else "search_tool_by_category"
         return DiscoveryError(
-            f"category {list(where)!r} does not exist; the deepest existing part is "
+            f"category {shown_path(where)} does not exist; the deepest existing part is "
             f"{list(prefix)!r}",
             code="UNKNOWN_PATH",
             hints=hints,
@@ -51,13 +55,15 @@ class Recovery:
             if path not in {hint.path for hint in hints}:
                 hints.append(self._view.category_hint(path))
         if hints:
-            action = f"call search_tool_by_category(query={text!r}, category_path=<a hinted path>)"
+            # A short query is repeated as the call to make; a long one is only referred to.
+            query = quote(text, TEXT_LIMIT) if len(text) <= TEXT_LIMIT else "<the same query>"
+            action = f"call search_tool_by_category(query={query}, category_path=<a hinted path>)"
         else:
             hints = list(self._view.root_hints())
             action = "search again with other words, or call list(path=[]) to browse"
         scope = f"category {list(where)!r}" if where else "the catalogue"
         return DiscoveryError(
-            f"no tool in {scope} matches {text!r}",
+            f"no tool in {scope} matches {quote(text)}",
             code="NO_MATCH_IN_CATEGORY",
             hints=tuple(hints[:3]),
             next_action=action,
@@ -70,7 +76,10 @@ class Recovery:
         """NO_MATCH_IN_CATEGORY for a filtered listing."""
         filters = " and ".join(
             part
-            for part in (f"tags {list(tags)!r}" if tags else "", f"query {text!r}" if text else "")
+            for part in (
+                f"tags [{listing(tags, quoted=True)}]" if tags else "",
+                f"query {quote(text)}" if text else "",
+            )
             if part
         )
         if text is not None:
@@ -90,13 +99,19 @@ class Recovery:
 
     def not_found(self, tool_id: object) -> DiscoveryError:
         """TOOL_NOT_FOUND with did-you-mean tools (identical for hidden and missing ids)."""
-        text = str(tool_id)
-        scope = self._view.scope(())
-        ranked = _best(self._index.score_tools(text, top=10, within=scope), 10, scope)
+        text = tool_id if isinstance(tool_id, str) else safe_str(tool_id)  # never raises
+        if len(text) > MAX_NAME_CHARS:
+            # No catalogue holds an id this long: nothing to suggest, and no search worth its cost.
+            hints: tuple[Hint, ...] = ()
+            shown = f"{quote(text)} ({len(text):,} characters; ids have at most {MAX_NAME_CHARS})"
+        else:
+            scope = self._view.scope(())
+            ranked = _best(self._index.score_tools(text, top=10, within=scope), 10, scope)
+            hints, shown = self._view.similar_tools(text, ranked), quote(text)
         return DiscoveryError(
-            f"no tool with id {text!r} is available",
+            f"no tool with id {shown} is available",
             code="TOOL_NOT_FOUND",
-            hints=self._view.similar_tools(text, ranked),
+            hints=hints,
             next_action="use a tool_id exactly as returned by list or search_tool_by_category, "
             "or search for the capability with search_tool_by_category",
             tool_id=text,
@@ -124,15 +139,21 @@ class Recovery:
     def invalid_arguments(
         tool: CatalogTool, problems: tuple[SchemaViolation, ...]
     ) -> DiscoveryError:
-        """INVALID_ARGUMENTS listing every violation with its JSON path."""
-        listed = "; ".join(problem.render() for problem in problems)
+        """INVALID_ARGUMENTS with each violation and its JSON path.
+
+        The error keeps the first ``MAX_VIOLATIONS``; its message names the first
+        few and counts the rest.
+        """
+        shown = [clip(problem.render(), TEXT_LIMIT) for problem in problems[:LIST_LIMIT]]
+        rest = len(problems) - len(shown)
+        listed = "; ".join(shown) + (f"; and {rest:,} more" if rest > 0 else "")
         return DiscoveryError(
             f"arguments for {tool.tool_id!r} are invalid: {listed}",
             code="INVALID_ARGUMENTS",
             next_action=f"fix every listed argument using expand_tool({tool.tool_id!r}) "
             "and call again",
             tool_id=tool.tool_id,
-            violations=problems,
+            violations=problems[:MAX_VIOLATIONS],
         )
 
     def _callable(self, tool_id: str) -> bool:

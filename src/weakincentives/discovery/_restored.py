@@ -9,15 +9,15 @@ racing on one entry build two equal objects; either may be kept.
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import cast, overload
+from typing import overload
 
+from weakincentives._bounded import quote
 from weakincentives.discovery._catalog import CatalogNode, CatalogTool, TreePath
 from weakincentives.discovery._columns import Groups
-from weakincentives.errors import CatalogError
-from weakincentives.serde import JSONValue
+from weakincentives.errors import CatalogError, ParseError
+from weakincentives.serde import JSONValue, loads
 
 __all__ = ["NodeTable", "PathGroups", "ToolTable"]
 
@@ -91,15 +91,30 @@ class ToolTable(Sequence[CatalogTool]):
         )
 
     def _schema(self, k: int, slot: int) -> Mapping[str, JSONValue] | None:
-        """The schema in ``slot`` (empty text: none); the file holds only JSON objects."""
+        """The schema in ``slot`` (empty text: none); the file holds only JSON objects.
+
+        Schemas are decoded on first use, so a forged one is found here rather than at
+        load; it is decoded as untrusted JSON and refused with a CatalogError.
+        """
         offsets = self._schema_offsets
         text = self._schemas[offsets[slot] : offsets[slot + 1]]
         if not text:
             return None
-        value: object = json.loads(text)
+        try:
+            value = loads(text)
+        except ParseError as exc:
+            raise self._unreadable(k, exc.got) from exc
         if not isinstance(value, dict):
-            raise CatalogError(f"the saved schema of tool {self._ids[k]!r} is not a JSON object")
-        return cast("Mapping[str, JSONValue]", value)
+            raise self._unreadable(k, "JSON that is not an object")
+        return value
+
+    def _unreadable(self, k: int, got: str) -> CatalogError:
+        tool_id = self._ids[k]
+        return CatalogError(
+            f"the saved schema of tool {quote(tool_id)} is not a JSON object ({got}); "
+            "rebuild the index file",
+            tool_id=tool_id,
+        )
 
 
 class NodeTable(Mapping[TreePath, CatalogNode]):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
+from weakincentives._bounded import quote
 from weakincentives._portal import run_sync
 from weakincentives.discovery._access import AccessPolicy
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
@@ -41,6 +42,7 @@ from weakincentives.discovery._requests import (
     check_tags,
     optional_query,
     required_query,
+    search_query,
 )
 from weakincentives.discovery._responses import (
     CallResponse,
@@ -255,7 +257,7 @@ class ToolDiscovery:
         operation: DiscoveryOperation = "search_tool_by_category"
         try:
             where = self._path(category_path, operation)
-            text = required_query(query)
+            text = search_query(query)
             size = check_limit(limit)
             key = (operation, where, text, size)
             offset = self._offset(key, check_cursor(cursor))
@@ -300,7 +302,7 @@ class ToolDiscovery:
             ]
             if not scored:
                 raise DiscoveryError(
-                    f"no category matches {text!r}",
+                    f"no category matches {quote(text)}",
                     code="NO_MATCH_IN_CATEGORY",
                     hints=self._view.root_hints(),
                     next_action="call list(path=[]) to browse the top-level categories, "

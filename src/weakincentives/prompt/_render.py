@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from weakincentives.prompt._hosted import HostedTool
     from weakincentives.prompt._tool import Tool
 
-__all__ = ["Rendered", "render_plan"]
+__all__ = ["Rendered", "Step", "chunks", "headings", "render_plan", "walk"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,17 +34,70 @@ class Rendered:
     visibility: Mapping[SectionPath, SectionVisibility]
 
 
-@dataclass(slots=True)
-class _Walk:
-    """Mutable state of one render; never shared between renders."""
+type Step = tuple[int, SectionVisibility, object, bool]
+"""One section that renders: its node index, visibility, params, and whether the
+params were made by the node's factory (not given, not the section's default)."""
 
-    chunks: list[str]
-    owners: list[int]
-    """For each chunk, the index of the node that produced it."""
-    tools: list[Tool[Any, Any]]
-    hosted: list[HostedTool[Any]]
-    visibility: dict[SectionPath, SectionVisibility]
-    missing: list[Node]
+
+def walk(
+    nodes: tuple[Node, ...],
+    given: dict[type[Any], object],
+    overrides: Mapping[SectionPath, SectionVisibility],
+    prompt_name: str,
+) -> list[Step]:
+    """Decide which sections render and how: the reference walk, and every render error.
+
+    Disabled sections and the subtrees of summarized ones are skipped; enable and
+    visibility functions run here, for the sections reached, in document order.
+    """
+    steps: list[Step] = []
+    missing: list[Node] = []
+    index = 0
+    count = len(nodes)
+    while index < count:
+        node = nodes[index]
+        if node.section.enabled is False:
+            index = node.subtree_end
+            continue
+        params = given.get(node.params_type, _MISSING)
+        made = False
+        if params is _MISSING:
+            params = node.section.default_params
+            if params is None and node.params_factory is not None:
+                params, made = node.params_factory(), True
+            elif params is None:
+                missing.append(node)
+                index = node.subtree_end
+                continue
+        if not _is_enabled(node, params):
+            index = node.subtree_end
+            continue
+        visibility = overrides.get(node.path) or _declared_visibility(node, params)
+        steps.append((index, visibility, params, made))
+        if visibility is SectionVisibility.SUMMARY:
+            _check_summary(node)
+            index = node.subtree_end
+        else:
+            index += 1
+    if missing:
+        raise _missing_params_error(prompt_name, missing)
+    return steps
+
+
+def headings(nodes: tuple[Node, ...], steps: list[Step]) -> list[str]:
+    """The numbered heading of each step: ``## 2 Title``, ``### 2.1 Child``."""
+    numbers = [""] * (max((node.depth for node in nodes), default=0) + 2)
+    counters = [0] * len(numbers)
+    result: list[str] = []
+    for index, _, _, _ in steps:
+        node = nodes[index]
+        depth = node.depth
+        counters[depth] += 1
+        counters[depth + 1] = 0
+        number = str(counters[depth]) if depth == 0 else f"{numbers[depth - 1]}.{counters[depth]}"
+        numbers[depth] = number
+        result.append(f"{node.hashes} {number} {node.title}")
+    return result
 
 
 def render_plan(
@@ -53,67 +106,43 @@ def render_plan(
     overrides: Mapping[SectionPath, SectionVisibility],
     prompt_name: str,
 ) -> Rendered:
-    walk = _Walk(chunks=[], owners=[], tools=[], hosted=[], visibility={}, missing=[])
-    numbers = [""] * (max((node.depth for node in nodes), default=0) + 2)
-    counters = [0] * len(numbers)
-    index = 0
-    count = len(nodes)
-    while index < count:
-        node = nodes[index]
-        if node.section.enabled is False:
-            index = node.subtree_end
-            continue
-        params = _params_for(node, given)
-        if params is _MISSING:
-            walk.missing.append(node)
-            index = node.subtree_end
-            continue
-        if not _is_enabled(node, params):
-            index = node.subtree_end
-            continue
-        depth = node.depth
-        counters[depth] += 1
-        counters[depth + 1] = 0
-        number = str(counters[depth]) if depth == 0 else f"{numbers[depth - 1]}.{counters[depth]}"
-        numbers[depth] = number
-        heading = f"{node.hashes} {number} {node.title}"
-        visibility = overrides.get(node.path) or _declared_visibility(node, params)
-        walk.visibility[node.path] = visibility
-        walk.owners.append(index)
-        if visibility is SectionVisibility.SUMMARY:
-            walk.chunks.append(_summary_chunk(node, heading, params))
-            index = node.subtree_end
-            continue
-        body = node.section.render_body(params)
-        walk.chunks.append(f"{heading}\n{body}" if body else heading)
-        walk.tools.extend(node.tools)
-        walk.hosted.extend(node.hosted_tools)
-        index += 1
-    if walk.missing:
-        raise _missing_params_error(prompt_name, walk.missing)
+    """Render by walking the plan: the reference the compiled renders are checked against."""
+    steps = walk(nodes, given, overrides, prompt_name)
+    texts = chunks(nodes, steps)
+    tools: list[Tool[Any, Any]] = []
+    hosted: list[HostedTool[Any]] = []
+    for index, visibility, _, _ in steps:
+        if visibility is SectionVisibility.FULL:
+            tools.extend(nodes[index].tools)
+            hosted.extend(nodes[index].hosted_tools)
     return Rendered(
-        text="\n\n".join(walk.chunks),
-        chunks=tuple(walk.chunks),
-        owners=tuple(walk.owners),
-        tools=tuple(walk.tools),
-        hosted_tools=tuple(walk.hosted),
-        visibility=MappingProxyType(walk.visibility),
+        text="\n\n".join(texts),
+        chunks=tuple(texts),
+        owners=tuple(index for index, _, _, _ in steps),
+        tools=tuple(tools),
+        hosted_tools=tuple(hosted),
+        visibility=MappingProxyType({nodes[i].path: vis for i, vis, _, _ in steps}),
     )
 
 
+def chunks(nodes: tuple[Node, ...], steps: list[Step]) -> list[str]:
+    """Each step's markdown, heading included, section by section."""
+    result: list[str] = []
+    for (index, visibility, params, _), heading in zip(steps, headings(nodes, steps), strict=True):
+        node = nodes[index]
+        if visibility is SectionVisibility.SUMMARY:
+            summary = node.section.render_summary(params)
+            suffix = node.suffix
+            result.append(
+                f"{heading}\n{summary}\n\n{suffix}" if summary else f"{heading}\n{suffix}"
+            )
+        else:
+            body = node.section.render_body(params)
+            result.append(f"{heading}\n{body}" if body else heading)
+    return result
+
+
 _MISSING: Any = object()
-
-
-def _params_for(node: Node, given: dict[type[Any], object]) -> object:
-    params = given.get(node.params_type, _MISSING)
-    if params is not _MISSING:
-        return params
-    default = node.section.default_params
-    if default is not None:
-        return default
-    if node.params_factory is not None:
-        return node.params_factory()
-    return _MISSING
 
 
 def _is_enabled(node: Node, params: object) -> bool:
@@ -148,15 +177,13 @@ def _call_hook(node: Node, label: str, hook: Callable[[Any], object], params: ob
         ) from exc
 
 
-def _summary_chunk(node: Node, heading: str, params: object) -> str:
+def _check_summary(node: Node) -> None:
     if node.section.summary is None:
         raise PromptRenderError(
             f"section {node.path!r} renders SUMMARY (by override or visibility function) "
             "but has no summary text",
             section_path=node.path,
         )
-    summary = node.section.render_summary(params)
-    return f"{heading}\n{summary}\n\n{node.suffix}" if summary else f"{heading}\n{node.suffix}"
 
 
 def _missing_params_error(prompt_name: str, missing: list[Node]) -> PromptRenderError:

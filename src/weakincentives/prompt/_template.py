@@ -10,6 +10,7 @@ from typing_extensions import TypeVar
 
 from weakincentives.errors import PromptRenderError, PromptValidationError, UnknownSectionError
 from weakincentives.prompt._compile import compile_tree
+from weakincentives.prompt._compiled import RenderCache
 from weakincentives.prompt._generic import SubscriptAlias, subscript_args
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
@@ -88,6 +89,9 @@ class PromptTemplate(Generic[OutputT]):
         self._output = output
         self._open_sections_mode: OpenSectionsMode = open_sections
         self._open_sections = open_sections_tool(open_sections)
+        self._renders = RenderCache(
+            plan.nodes, resolved_name, self._open_sections, self._descriptions_with_open_sections
+        )
 
     @property
     def ns(self) -> str:
@@ -179,23 +183,18 @@ class PromptTemplate(Generic[OutputT]):
         given = self._match_params(params)
         overrides = self._check_overrides(visibility_overrides)
         output_type, structured = output
-        rendered = render_plan(self._nodes, given, overrides, self._name)
-        tools = rendered.tools
-        if SectionVisibility.SUMMARY in rendered.visibility.values():
-            tools = (*tools, self._open_sections)
-        known = self._descriptions_with_open_sections
-        descriptions = MappingProxyType({tool.name: known[tool.name] for tool in tools})
+        shape, text = self._renders.render(given, overrides)
         return RenderedPrompt(
             ns=self._ns,
             key=self._key,
             name=self._name,
-            text=rendered.text,
-            tools=tools,
-            hosted_tools=rendered.hosted_tools,
-            tool_param_descriptions=descriptions,
+            text=text,
+            tools=shape.tools,
+            hosted_tools=shape.hosted_tools,
+            tool_param_descriptions=shape.tool_param_descriptions,
             output_type=output_type,
             structured_output=structured,
-            visibility=rendered.visibility,
+            visibility=shape.visibility,
             visibility_overrides=overrides,
         )
 
@@ -269,6 +268,9 @@ class PromptTemplate(Generic[OutputT]):
                     f"{self._name!r} (sections: {known})",
                     section_path=path if isinstance(path, tuple) else None,
                 )
+            if value.__class__ is SectionVisibility:  # the usual case, without the enum call
+                checked[path] = value
+                continue
             try:
                 checked[path] = SectionVisibility(value)
             except ValueError:

@@ -31,6 +31,8 @@ class CompiledText:
     """Fragments that start with ``$`` but are not valid placeholders."""
     _format: str
     _getter: Callable[[object], object] | None
+    _parts: tuple[str | int, ...]
+    """Literal text and, as ints, indexes into ``placeholders``, in order (compiled renders)."""
 
     def render(self, params: object) -> str:
         """Substitute each placeholder with ``str`` of the matching attribute of ``params``."""
@@ -46,6 +48,14 @@ class CompiledText:
         """Substitute from a mapping instead of a params object (used for summary suffixes)."""
         return self._format.format(*(values[name] for name in self.placeholders))
 
+    def parts(self) -> tuple[str | int, ...]:
+        """The text as literal pieces and placeholder indexes (into ``placeholders``), in order.
+
+        Empty literals are left out; joining the pieces with ``str`` of each placeholder's
+        value gives what :meth:`render` returns.
+        """
+        return self._parts
+
 
 @functools.lru_cache(maxsize=4096)
 def compile_text(text: str) -> CompiledText:
@@ -59,39 +69,48 @@ def compile_text(text: str) -> CompiledText:
     invalid: list[str] = []
     pieces: list[str] = []
     plain: list[str] = []
+    parts: list[str | int] = []
     position = 0
     for match in _PATTERN.finditer(source):
         literal = source[position : match.start()]
         pieces.append(_escape(literal))
         plain.append(literal)
+        parts.append(literal)
         position = match.end()
         name = match.group("named") or match.group("braced")
         if name is not None:
             if name not in names:
                 names.append(name)
             pieces.append("{" + str(names.index(name)) + "!s}")
+            parts.append(names.index(name))
             continue
         if match.group("escaped") is None:
             invalid.append(source[match.start() : match.start() + 12].split("\n", 1)[0])
         pieces.append("$")
         plain.append("$")
+        parts.append("$")
     pieces.append(_escape(source[position:]))
     plain.append(source[position:])
-    if not names:
-        return CompiledText(
-            source=source,
-            placeholders=(),
-            invalid=tuple(invalid),
-            _format="".join(plain),
-            _getter=None,
-        )
+    parts.append(source[position:])
     return CompiledText(
         source=source,
         placeholders=tuple(names),
         invalid=tuple(invalid),
-        _format="".join(pieces),
-        _getter=operator.attrgetter(*names),
+        _format="".join(pieces) if names else "".join(plain),
+        _getter=operator.attrgetter(*names) if names else None,
+        _parts=_merged(parts),
     )
+
+
+def _merged(parts: list[str | int]) -> tuple[str | int, ...]:
+    """Adjacent literals joined, empty ones dropped."""
+    merged: list[str | int] = []
+    for part in parts:
+        if isinstance(part, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += part
+        elif part != "":
+            merged.append(part)
+    return tuple(merged)
 
 
 def _escape(literal: str) -> str:

@@ -4,9 +4,10 @@ Handing every sync call to a worker thread of its own costs a thread hop per cal
 and quick calls gain nothing from more threads (they share one GIL). So a batch's
 threaded calls wait in a queue that one worker thread (a drain) works through, whole
 calls at a time, and another drain joins (up to ``max_concurrency``) only when the
-running ones block. Nothing polls: a drain tells the loop when it starts a call while
-others wait, the loop then checks once after :data:`RAMP_SECONDS` whether any call
-finished meanwhile, and finished calls reach the loop in one wake-up per burst.
+running ones block. Nothing polls while calls run: a drain that starts a call while
+others wait asks the loop to look after :data:`RAMP_SECONDS` whether any call finished
+meanwhile; the loop looks again at that pace only while calls still wait and another
+drain may join, and finished calls reach it in one wake-up per burst.
 """
 
 from __future__ import annotations

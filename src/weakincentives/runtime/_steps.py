@@ -147,12 +147,12 @@ def prepare(
     """Find the tool, decode and parse the arguments, build the context; or fail the call."""
     started = scope.clock()
     rendered = scope.rendered_prompt
-    if isinstance(tools, Mapping):
-        tool = tools.get(call.name)
-    elif tools is not None:
-        tool = next((candidate for candidate in tools if candidate.name == call.name), None)
-    else:
+    if tools is None:
         tool = rendered.tool(call.name) if rendered is not None else None
+    elif isinstance(tools, Mapping):
+        tool = tools.get(call.name)
+    else:
+        tool = next((candidate for candidate in tools if candidate.name == call.name), None)
     state = PreparedCall(started, tool)
     arguments, problem = decode_arguments(call.arguments)
     state.arguments = arguments

@@ -13,7 +13,7 @@ import re
 import threading
 from typing import Literal, assert_never, cast, get_origin
 
-from weakincentives.serde._codegen import generate_parser
+from weakincentives.serde._codegen import generate_parser, parser_body, parser_namespace
 from weakincentives.serde._convert import (
     Converter,
     LateConverter,
@@ -44,6 +44,7 @@ from weakincentives.serde._nodes import (
     DataclassNode,
     DecimalNode,
     MapNode,
+    Model,
     Node,
     NoneNode,
     NumberNode,
@@ -57,12 +58,16 @@ from weakincentives.serde._nodes import (
 from weakincentives.serde._reflect import model_of
 from weakincentives.serde._union import tagged_union_converter, union_converter
 
-__all__ = ["Extra", "compile_node", "converter_for", "expected_text"]
+__all__ = ["Extra", "compile_node", "converter_for", "expected_text", "unlocated_body"]
 
 type Extra = Literal["forbid", "ignore"]
 
 _LOCK = threading.RLock()
-_DATACLASS: dict[Extra, dict[object, Converter]] = {"forbid": {}, "ignore": {}}
+# Keyed by (extra mode, located): located parsers report where data fails; the others
+# only that it does (parse_json's one-pass route; see _onepass.py).
+_DATACLASS: dict[tuple[Extra, bool], dict[object, Converter]] = {
+    (extra, located): {} for extra in ("forbid", "ignore") for located in (True, False)
+}
 _MISSING = object()
 _UNSAFE = re.compile(r"\W")
 
@@ -112,9 +117,10 @@ def _class_of(key: object) -> type[object]:
 class _Compiler:
     """One compilation run; knows which dataclasses are being compiled right now."""
 
-    def __init__(self, extra: Extra) -> None:
+    def __init__(self, extra: Extra, located: bool = True) -> None:
         self.extra = extra
-        self.cache = _DATACLASS[extra]
+        self.located = located
+        self.cache = _DATACLASS[extra, located]
         self.pending: dict[object, list[Converter]] = {}
 
     def convert(self, node: Node) -> Converter:
@@ -172,7 +178,9 @@ class _Compiler:
             # A recursive reference: call through a cell filled once compiled.
             return LateConverter(cell)
         cell = self.pending[key] = []
-        function = generate_parser(model_of(key), self.convert, self.extra == "forbid")
+        function = generate_parser(
+            model_of(key), self.convert, self.extra == "forbid", located=self.located
+        )
         cell.append(function)
         self.cache[key] = function
         del self.pending[key]
@@ -211,16 +219,29 @@ def _tagged(
     return None
 
 
-def converter_for(key: object, extra: Extra) -> Converter:
+def converter_for(key: object, extra: Extra, *, located: bool = True) -> Converter:
     """The compiled converter of a dataclass key, compiling it on first use."""
-    function = _DATACLASS[extra].get(key)
+    function = _DATACLASS[extra, located].get(key)
     if function is None:
         with _LOCK:
-            function = _Compiler(extra).dataclass(key)
+            function = _Compiler(extra, located).dataclass(key)
     return function
 
 
-def compile_node(node: Node, extra: Extra) -> Converter:
+def compile_node(node: Node, extra: Extra, *, located: bool = True) -> Converter:
     """A converter for any node (used for non-dataclass roots)."""
     with _LOCK:
-        return _Compiler(extra).convert(node)
+        return _Compiler(extra, located).convert(node)
+
+
+def unlocated_body(key: object, extra: Extra) -> tuple[Model, dict[str, object], list[str]]:
+    """The body of ``key``'s parse function that does not locate failures, and its constants.
+
+    For ``parse_json``'s one-pass route, which writes the body into a function of
+    its own; nested dataclasses are the cached parsers that do not locate either.
+    """
+    with _LOCK:
+        model = model_of(key)
+        namespace = parser_namespace(model)
+        convert = _Compiler(extra, located=False).convert
+        return model, namespace, parser_body(model, convert, extra == "forbid", False, namespace)

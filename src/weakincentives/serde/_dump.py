@@ -10,7 +10,6 @@ exact class, filled on first sight of a class.
 from __future__ import annotations
 
 import dataclasses
-import linecache
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +21,7 @@ from pathlib import PurePath
 from typing import cast
 from uuid import UUID
 
+from weakincentives._codegen import generated_function
 from weakincentives.errors import SchemaError
 from weakincentives.serde._failure import index_segment, key_segment
 from weakincentives.serde._json import JSONValue
@@ -204,8 +204,6 @@ def _generate(cls: type) -> Dumper:
     ]
     name = "dump_" + _UNSAFE.sub("_", cls.__name__)
     source = "\n".join([f"def {name}(obj, ex):", *(f"    {line}" for line in body)]) + "\n"
-    filename = f"<weakincentives.serde dump {cls.__module__}.{cls.__qualname__}>"
-    code = compile(source, filename, "exec")
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(code, namespace)  # generated from field names and repr() literals only
-    return cast(Dumper, namespace[name])
+    label = f"serde dump {cls.__module__}.{cls.__qualname__}"
+    # Generated from field names and repr() literals only.
+    return cast(Dumper, generated_function(source, name, namespace, label=label))

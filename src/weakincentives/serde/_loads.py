@@ -259,7 +259,9 @@ def decode(text: object) -> JSONValue:
         encoded = source.encode("utf-8") if encoded is None else encoded
         if _too_deep(encoded):
             raise _DecodeError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
-    if "\\u" in source and ("\\ud" in source or "\\uD" in source):
+    # A one-character search runs at memchr speed, several times faster than "\\u"'s;
+    # most text has no backslash at all.
+    if "\\" in source and ("\\ud" in source or "\\uD" in source):
         problem = _lone_surrogate(source)
         if problem is not None:
             raise _DecodeError(problem)

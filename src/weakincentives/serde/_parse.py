@@ -11,6 +11,7 @@ from weakincentives.serde._compile import Extra, compile_node, converter_for
 from weakincentives.serde._convert import Converter
 from weakincentives.serde._failure import _ConversionError
 from weakincentives.serde._loads import _DecodeError, decode
+from weakincentives.serde._onepass import MISS, Route, one_pass_route
 from weakincentives.serde._reflect import Where, node_of
 
 __all__ = ["cache_key", "parse", "parse_json"]
@@ -76,10 +77,31 @@ def parse_json[T](
     """Decode JSON text with :func:`loads` and :func:`parse` it into ``cls``.
 
     Text :func:`loads` refuses (malformed, ``NaN``, too deep, ...) is a ParseError
-    at ``$`` saying what was wrong and where.
+    at ``$`` saying what was wrong and where. Valid text usually takes a one-pass
+    route made for ``cls`` (``_onepass.py``); anything else gets exactly the answer
+    of decoding with every check and then parsing.
     """
+    try:
+        route = _ROUTES[extra][cls if isinstance(cls, type) else cache_key(cls)]
+    except (KeyError, TypeError):
+        route = _one_pass(cls, extra)
+    value: T = route(text)  # type: ignore[assignment]  # no cast() call on the hot path
+    if value is not MISS:
+        return value
     try:
         data = decode(text)
     except _DecodeError as failure:
         raise failure.to_error(_target(cls)) from None
     return parse(cls, data, extra=extra)
+
+
+_ROUTES: dict[str, dict[object, Route]] = {"forbid": {}, "ignore": {}}
+
+
+def _one_pass(cls: object, extra: str) -> Route:
+    if extra not in _ROUTES:
+        raise SerdeError(f"extra must be 'forbid' or 'ignore', got {extra!r}")
+    route = one_pass_route(cls, cast(Extra, extra))
+    with contextlib.suppress(TypeError):  # an unhashable root is not cached
+        _ROUTES[extra][cache_key(cls)] = route
+    return route

@@ -14,6 +14,11 @@ of names), ``properties``,
 ``format``, vendor ``x-`` keys) are annotations and are ignored, as the
 standard allows. Every problem is reported, each with the JSON path of the
 offending value (``$.items[2].name``).
+
+Values and schemas may come from a model or a catalogue file, so the walk is
+bounded: past :data:`MAX_SCHEMA_NESTING` nested checks (a deep value, or a schema
+that refers to itself without descending) it reports a violation instead of
+recursing further, and every message quotes keys, values and patterns cut short.
 """
 
 from __future__ import annotations
@@ -25,14 +30,49 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from types import MappingProxyType
 
-__all__ = ["SchemaViolation", "schema_problems", "validate"]
+from weakincentives._bounded import ECHO_LIMIT, TEXT_LIMIT, clip, listing, quote
+from weakincentives.serde._failure import key_segment
+from weakincentives.serde._loads import MAX_JSON_DEPTH
+from weakincentives.serde._portable import portable_problem
 
-# The root schema of the validation in progress, for resolving $ref; set by ``validate``.
-_ROOT: ContextVar[Mapping[str, object]] = ContextVar(
-    "weakincentives_schema_root", default=MappingProxyType({})
-)
+__all__ = [
+    "MAX_SCHEMA_CHECKS",
+    "MAX_SCHEMA_NESTING",
+    "SchemaViolation",
+    "schema_problems",
+    "validate",
+]
+
+MAX_SCHEMA_NESTING = MAX_JSON_DEPTH + 64
+"""Deepest nesting of checks ``validate`` follows (values, ``$ref`` and combinators).
+
+Room for any value ``loads`` accepts under a few levels of ``anyOf``; it keeps
+the recursive walk well inside Python's recursion limit (at most three frames a
+level).
+"""
+
+MAX_SCHEMA_CHECKS = 100_000
+"""Checks one ``validate`` call makes at most (one per value and schema it meets).
+
+Combinators multiply work: ``anyOf`` tries every branch, and ``$ref`` lets a
+schema reuse a branch, so a small schema can ask for exponentially many checks
+(``anyOf: [{"$ref": "#"}, {"$ref": "#"}]``). Past the budget (about a second of
+such a schema; arguments of tens of thousands of values fit) the walk stops and
+says so.
+"""
+
+
+@dataclass(slots=True)
+class _Walk:
+    """The validation in progress: the root for ``$ref``, and the checks still allowed."""
+
+    root: Mapping[str, object]
+    left: int
+
+
+# Set by ``validate`` around each walk (which is the only caller of ``_check``).
+_WALK: ContextVar[_Walk] = ContextVar("weakincentives_schema_walk")
 
 _TYPE_NAMES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _SCHEMA_KEYS = ("additionalProperties", "items")
@@ -66,11 +106,16 @@ def validate(schema: object, value: object) -> tuple[SchemaViolation, ...]:
     keys. ``True`` and ``False`` are booleans, never integers.
     """
     out: list[SchemaViolation] = []
-    token = _ROOT.set(schema if isinstance(schema, Mapping) else {})
+    walk = _Walk(root=schema if isinstance(schema, Mapping) else {}, left=MAX_SCHEMA_CHECKS)
+    token = _WALK.set(walk)
     try:
-        _check(schema, value, "$", out)
+        _check(schema, value, "$", out, 0)
     finally:
-        _ROOT.reset(token)
+        _WALK.reset(token)
+    if walk.left < 0:
+        message = f"too complex to check in {MAX_SCHEMA_CHECKS:,} steps (the schema's "
+        message += "combinators multiply the work); the checks so far are listed"
+        out.append(SchemaViolation(path="$", message=message))
     return tuple(out)
 
 
@@ -78,8 +123,15 @@ def schema_problems(schema: object, *, where: str = "schema") -> tuple[str, ...]
     """Describe structural problems in a schema this validator would misread.
 
     Catalogue construction calls it so a broken schema fails when the
-    catalogue is built, not when a model first calls the tool.
+    catalogue is built, not when a model first calls the tool. A schema that is
+    not portable JSON (``NaN`` or an infinity, a lone surrogate, a key that is not
+    a string, nesting deeper than ``MAX_JSON_DEPTH``) gets that one problem, with
+    its path.
     """
+    found = portable_problem(schema)
+    if found is not None:
+        path, problem = found
+        return (f"{where}{path}: {problem}",)
     out: list[str] = []
     _inspect(schema, where, out)
     return tuple(out)
@@ -95,17 +147,27 @@ def _inspect(schema: object, where: str, out: list[str]) -> None:
     names = declared if isinstance(declared, list) else [declared] if declared is not None else []
     for name in names:
         if name not in _TYPE_NAMES:
-            out.append(f"{where}.type has unknown type {name!r}")
+            shown = quote(name) if isinstance(name, str) else _show(name)
+            out.append(f"{where}.type has unknown type {shown}")
     pattern = schema.get("pattern")
     if pattern is not None:
         try:
             re.compile(str(pattern))
         except re.error as exc:
-            out.append(f"{where}.pattern {pattern!r} is not a valid regular expression: {exc}")
+            out.append(
+                f"{where}.pattern {quote(str(pattern))} is not a valid regular expression: "
+                f"{clip(str(exc), TEXT_LIMIT)}"
+            )
     properties = schema.get("properties", {})
     if isinstance(properties, Mapping):
         for key, sub in properties.items():
-            _inspect(sub, f"{where}.properties.{key}", out)
+            # key_segment quotes and cuts odd keys; plain ones are joined directly (hot path).
+            plain = isinstance(key, str) and len(key) <= ECHO_LIMIT and key.isidentifier()
+            _inspect(
+                sub,
+                f"{where}.properties.{key}" if plain else f"{where}.properties{key_segment(key)}",
+                out,
+            )
     else:
         out.append(f"{where}.properties must be an object, got {_kind(properties)}")
     required = schema.get("required", [])
@@ -124,9 +186,19 @@ def _inspect(schema: object, where: str, out: list[str]) -> None:
                 _inspect(sub, f"{where}.{key}[{index}]", out)
 
 
-def _check(schema: object, value: object, path: str, out: list[SchemaViolation]) -> None:
+def _check(
+    schema: object, value: object, path: str, out: list[SchemaViolation], depth: int
+) -> None:
+    walk = _WALK.get()
+    walk.left -= 1
+    if walk.left < 0:  # out of budget: every check from here on returns at once
+        return
+    if depth > MAX_SCHEMA_NESTING:
+        message = f"nested too deeply to check (more than {MAX_SCHEMA_NESTING} levels of checks)"
+        out.append(SchemaViolation(path=path, message=message))
+        return
     if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
-        schema = _resolve(str(schema["$ref"]), path, out)
+        schema = _resolve(walk.root, str(schema["$ref"]), path, out)
         if schema is None:
             return
     if schema is True:
@@ -145,24 +217,27 @@ def _check(schema: object, value: object, path: str, out: list[SchemaViolation])
     if isinstance(options_given, list) and not any(
         _json_equal(value, option) for option in options_given
     ):
-        options = ", ".join(_show(option) for option in options_given)
-        out.append(SchemaViolation(path=path, message=f"must be one of {options}"))
+        options = listing([_show(option) for option in options_given[:5]], limit=5)
+        rest = len(options_given) - 5
+        more = f" and {rest:,} more" if rest > 0 else ""
+        out.append(SchemaViolation(path=path, message=f"must be one of {options}{more}"))
     if "const" in schema and not _json_equal(value, schema["const"]):
         out.append(SchemaViolation(path=path, message=f"must equal {_show(schema['const'])}"))
     if isinstance(value, Mapping):
-        _check_object(schema, value, path, out)
+        _check_object(schema, value, path, out, depth)
     elif isinstance(value, list | tuple):
-        _check_array(schema, value, path, out)
+        _check_array(schema, value, path, out, depth)
     elif isinstance(value, str):
         _check_string(schema, value, path, out)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         _check_number(schema, value, path, out)
-    _check_combinators(schema, value, path, out)
+    _check_combinators(schema, value, path, out, depth)
 
 
-def _resolve(ref: str, path: str, out: list[SchemaViolation]) -> object | None:
-    """The schema ``ref`` points at in the root being validated, or None (reported)."""
-    root = _ROOT.get()
+def _resolve(
+    root: Mapping[str, object], ref: str, path: str, out: list[SchemaViolation]
+) -> object | None:
+    """The schema ``ref`` points at in ``root`` (the one being validated), or None (reported)."""
     if ref == "#":
         return root
     defs = root.get("$defs")
@@ -170,7 +245,7 @@ def _resolve(ref: str, path: str, out: list[SchemaViolation]) -> object | None:
     if ref.startswith("#/$defs/") and isinstance(defs, Mapping) and name in defs:
         resolved: object = defs[name]
         return resolved
-    out.append(SchemaViolation(path=path, message=f"cannot resolve $ref {ref!r}"))
+    out.append(SchemaViolation(path=path, message=f"cannot resolve $ref {quote(ref)}"))
     return None
 
 
@@ -179,6 +254,7 @@ def _check_object(
     value: Mapping[object, object],
     path: str,
     out: list[SchemaViolation],
+    depth: int,
 ) -> None:
     properties = schema.get("properties", {})
     known: Mapping[str, object] = properties if isinstance(properties, Mapping) else {}
@@ -186,26 +262,31 @@ def _check_object(
     for name in required if isinstance(required, list) else []:
         if name not in value:
             out.append(
-                SchemaViolation(path=path, message=f"missing required property {str(name)!r}")
+                SchemaViolation(path=path, message=f"missing required property {quote(str(name))}")
             )
     extra = schema.get("additionalProperties", True)
+    allowed = ""
     for key, item in value.items():
-        child = _child(path, str(key))
+        child = path + key_segment(key)
         if isinstance(key, str) and key in known:
-            _check(known[key], item, child, out)
+            _check(known[key], item, child, out, depth + 1)
         elif extra is False:
-            allowed = ", ".join(sorted(known)) or "none"
+            allowed = allowed or listing(sorted(known), limit=20) or "none"
             out.append(
                 SchemaViolation(
                     path=child, message=f"unexpected property (allowed properties: {allowed})"
                 )
             )
         elif extra is not True:
-            _check(extra, item, child, out)
+            _check(extra, item, child, out, depth + 1)
 
 
 def _check_array(
-    schema: Mapping[str, object], value: Sequence[object], path: str, out: list[SchemaViolation]
+    schema: Mapping[str, object],
+    value: Sequence[object],
+    path: str,
+    out: list[SchemaViolation],
+    depth: int,
 ) -> None:
     low, high = schema.get("minItems"), schema.get("maxItems")
     if isinstance(low, int) and len(value) < low:
@@ -215,10 +296,10 @@ def _check_array(
     prefix = schema.get("prefixItems")
     positional = prefix if isinstance(prefix, list) else []
     for index, (item_schema, item) in enumerate(zip(positional, value, strict=False)):
-        _check(item_schema, item, f"{path}[{index}]", out)
+        _check(item_schema, item, f"{path}[{index}]", out, depth + 1)
     if "items" in schema:
         for index in range(len(positional), len(value)):
-            _check(schema["items"], value[index], f"{path}[{index}]", out)
+            _check(schema["items"], value[index], f"{path}[{index}]", out, depth + 1)
 
 
 def _check_string(
@@ -231,7 +312,8 @@ def _check_string(
         out.append(SchemaViolation(path=path, message=f"allows at most {high} characters"))
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and re.search(pattern, value) is None:
-        out.append(SchemaViolation(path=path, message=f"must match pattern {pattern!r}"))
+        shown = quote(pattern, TEXT_LIMIT)
+        out.append(SchemaViolation(path=path, message=f"must match pattern {shown}"))
 
 
 def _check_number(
@@ -248,18 +330,18 @@ def _check_number(
 
 
 def _check_combinators(
-    schema: Mapping[str, object], value: object, path: str, out: list[SchemaViolation]
+    schema: Mapping[str, object], value: object, path: str, out: list[SchemaViolation], depth: int
 ) -> None:
     for sub in _branches(schema, "allOf"):
-        _check(sub, value, path, out)
+        _check(sub, value, path, out, depth + 1)
     any_of = _branches(schema, "anyOf")
-    if any_of and not any(_passes(sub, value, path) for sub in any_of):
+    if any_of and not any(_passes(sub, value, path, depth) for sub in any_of):
         out.append(
             SchemaViolation(path=path, message=f"matches none of the {len(any_of)} anyOf options")
         )
     one_of = _branches(schema, "oneOf")
     if one_of:
-        matched = sum(1 for sub in one_of if _passes(sub, value, path))
+        matched = sum(1 for sub in one_of if _passes(sub, value, path, depth))
         if matched != 1:
             out.append(
                 SchemaViolation(
@@ -275,9 +357,9 @@ def _branches(schema: Mapping[str, object], key: str) -> list[object]:
     return branches if isinstance(branches, list) else []
 
 
-def _passes(schema: object, value: object, path: str) -> bool:
+def _passes(schema: object, value: object, path: str, depth: int) -> bool:
     found: list[SchemaViolation] = []
-    _check(schema, value, path, found)
+    _check(schema, value, path, found, depth + 1)
     return not found
 
 
@@ -318,12 +400,6 @@ def _json_equal(left: object, right: object) -> bool:
     return left == right
 
 
-def _child(path: str, key: str) -> str:
-    if key.isidentifier():
-        return f"{path}.{key}"
-    return f"{path}[{key!r}]"
-
-
 def _kind(value: object) -> str:
     if value is None:
         return "null"
@@ -343,4 +419,9 @@ def _kind(value: object) -> str:
 
 
 def _show(value: object) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False)
+    """A schema value (an enum option, a ``const``) as JSON for a message, cut short."""
+    try:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    except (ValueError, RecursionError):  # NaN is fine here; a huge int or deep value is not
+        text = f"<{_kind(value)}>"
+    return clip(text)

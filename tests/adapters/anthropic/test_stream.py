@@ -6,6 +6,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.adapters.anthropic.bodies import (
     cited,
@@ -33,6 +35,7 @@ from weakincentives.runtime import (
     Session,
     TextDelta,
     TokenUsage,
+    ToolInvoked,
 )
 from weakincentives.serde import JSONValue
 from weakincentives.tools.web_search import WebSearchResult, web_search_tool
@@ -172,6 +175,74 @@ START: dict[str, JSONValue] = {"type": "message_start", "message": message()}
             ),
             "the input of block 0 is not a JSON object",
         ),
+        (
+            # Issue 26 L3: the tool's input arrived in pieces but the block never closed;
+            # running the tool with {} (its defaults) would act on input the model never gave.
+            events(
+                START,
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": tool_use("t", "get_weather", {}),
+                },
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": '{"city": '},
+                },
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": '"Porto"}'},
+                },
+                {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+                {"type": "message_stop"},
+            ),
+            "the message stopped with content block 0 never closed (no content_block_stop)",
+        ),
+        (
+            # Issue 26 L4: a second start of index 0 would replace what subscribers saw.
+            events(
+                START,
+                {"type": "content_block_start", "index": 0, "content_block": text("")},
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "Checking the weather. "},
+                },
+                {"type": "content_block_start", "index": 0, "content_block": text("")},
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "Sunny."},
+                },
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_stop"},
+            ),
+            "content block 0 was started twice",
+        ),
+        (
+            events(
+                START,
+                {"type": "content_block_start", "index": 0, "content_block": text("")},
+                {"type": "content_block_stop", "index": 0},
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "late"},
+                },
+            ),
+            "a delta for block 0, which is already closed",
+        ),
+        (
+            events(
+                START,
+                {"type": "content_block_start", "index": 0, "content_block": text("")},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "content_block_stop", "index": 0},
+            ),
+            "block 0 was stopped twice",
+        ),
     ],
     ids=[
         "cut-off",
@@ -184,6 +255,10 @@ START: dict[str, JSONValue] = {"type": "message_start", "message": message()}
         "delta-for-unknown-block",
         "stop-for-unknown-block",
         "broken-tool-input",
+        "tool-input-never-closed",
+        "block-started-twice",
+        "delta-after-stop",
+        "stopped-twice",
     ],
 )
 def test_a_broken_stream_is_a_response_error_and_not_a_success(
@@ -199,11 +274,37 @@ def test_a_broken_stream_is_a_response_error_and_not_a_success(
         )
     assert caught.value.phase == "response"
     assert caught.value.reason.startswith(reason)
+    assert session.select(ToolInvoked) == ()
     assert session.select(PromptExecuted) == ()
     assert session.select(PromptFailed)[0].phase == "response"
 
 
 class TestReader:
+    def test_what_the_reader_does_not_know_is_left_out(self) -> None:
+        """An unknown event, an unknown delta and a delta missing its piece change nothing."""
+        seen: list[str] = []
+        reader = MessagesStreamReader(seen.append, prompt_name="p")
+        body = message(text("Hi."))
+        events: list[JSONValue] = [
+            {"type": "message_start", "message": {**body, "content": [], "stop_reason": None}},
+            {"type": "content_block_start", "index": 0, "content_block": text("")},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "Hi."},
+            },
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta"}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "future_delta", "x": 1}},
+            {"type": "content_block_future", "index": 0},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+            {"type": "message_stop"},
+        ]
+        for data in events:
+            reader.read(ServerEvent(event=None, data=json.dumps(data)))
+        assert reader.result()["content"] == [text("Hi.")]
+        assert seen == ["Hi."]
+
     def test_thinking_signatures_stop_details_and_container_are_kept(self) -> None:
         """Everything the next request must replay, and what errors read, is in the message."""
         reader = MessagesStreamReader(lambda piece: None, prompt_name="p")
@@ -256,3 +357,72 @@ class TestReader:
         counts = body["usage"]
         assert isinstance(counts, dict)
         assert (counts["output_tokens"], counts["input_tokens"]) == (9, 10)
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    """``text`` cut at ``cuts`` (positions modulo its length), keeping empty pieces out."""
+    points = sorted({cut % (len(text) + 1) for cut in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    return [piece for piece in pieces if piece]
+
+
+_JSON_OBJECTS = st.dictionaries(
+    st.text(max_size=4), st.integers() | st.text(max_size=6) | st.booleans(), max_size=3
+)
+
+
+class TestChunkings:
+    @given(
+        answer=st.text(min_size=1, max_size=40),
+        arguments=_JSON_OBJECTS,
+        text_cuts=st.lists(st.integers(0, 200), max_size=8),
+        json_cuts=st.lists(st.integers(0, 200), max_size=8),
+        opening=st.integers(0, 40),
+    )
+    def test_any_split_of_text_and_tool_input_folds_into_the_same_message(
+        self,
+        answer: str,
+        arguments: dict[str, JSONValue],
+        text_cuts: list[int],
+        json_cuts: list[int],
+        opening: int,
+    ) -> None:
+        """However the deltas split the text (some of it in the block's start) and the tool
+        input, the message is the non-streamed one and subscribers saw exactly its text."""
+        body = message(text(answer), tool_use("toolu_1", "get_weather", arguments))
+        first = answer[: opening % (len(answer) + 1)]
+        rest = answer[len(first) :]
+        tool_input = json.dumps(arguments)
+        text_deltas: list[JSONValue] = [
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
+            for p in _split(rest, text_cuts)
+        ]
+        json_deltas: list[JSONValue] = [
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": p},
+            }
+            for p in _split(tool_input, json_cuts)
+        ]
+        stream: list[JSONValue] = [
+            {"type": "message_start", "message": {**body, "content": [], "stop_reason": None}},
+            {"type": "content_block_start", "index": 0, "content_block": text(first)},
+            *text_deltas,
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": tool_use("toolu_1", "get_weather", {}),
+            },
+            *json_deltas,
+            {"type": "content_block_stop", "index": 1},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+            {"type": "message_stop"},
+        ]
+        seen: list[str] = []
+        reader = MessagesStreamReader(seen.append, prompt_name="p")
+        for data in stream:
+            reader.read(ServerEvent(event=None, data=json.dumps(data)))
+        assert reader.result()["content"] == body["content"]
+        assert "".join(seen) == answer

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.adapters.conftest import OpenAILoopback, Reply
 from tests.adapters.openai.chat_bodies import chat_stream, chat_usage, chunk, text_chunks
@@ -21,6 +24,7 @@ from weakincentives.runtime import (
     TextDelta,
     TokenUsage,
 )
+from weakincentives.serde import JSONValue
 
 openai = pytest.importorskip("openai")
 
@@ -172,3 +176,65 @@ class TestReader:
         )
         response = asyncio.run(adapter.evaluate_async(trip_prompt((WEATHER,)), TRIP))
         assert response.text == "Hi there."
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({cut % (len(text) + 1) for cut in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    return [piece for piece in pieces if piece]
+
+
+class TestChunkings:
+    @given(
+        answer=st.text(min_size=1, max_size=40),
+        arguments=st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6)),
+        text_cuts=st.lists(st.integers(0, 200), max_size=8),
+        argument_cuts=st.lists(st.integers(0, 200), max_size=8),
+    )
+    def test_any_split_of_content_and_arguments_folds_into_the_same_message(
+        self,
+        answer: str,
+        arguments: dict[str, JSONValue],
+        text_cuts: list[int],
+        argument_cuts: list[int],
+    ) -> None:
+        """However the chunks split the content and a call's arguments, the completion's
+        message is the one a non-streamed reply holds, and subscribers saw its content."""
+        encoded = json.dumps(arguments)
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        chunks.extend(chunk({"content": piece}) for piece in _split(answer, text_cuts))
+        call: dict[str, JSONValue] = {
+            "index": 0,
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "f"},
+        }
+        chunks.append(chunk({"tool_calls": [call]}))
+        chunks.extend(
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+            for piece in _split(encoded, argument_cuts)
+        )
+        chunks.append(chunk({}, finish_reason="tool_calls"))
+        seen: list[str] = []
+        reader = ChatStreamReader(seen.append, prompt_name="p")
+        for item in chunks:
+            reader.read(ServerEvent(event=None, data=json.dumps(item)))
+        reader.read(ServerEvent(event=None, data="[DONE]"))
+        assert reader.result()["choices"] == [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": answer,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": encoded},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ]
+        assert "".join(seen) == answer

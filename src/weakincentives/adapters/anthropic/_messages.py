@@ -72,6 +72,7 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
         vendor="Anthropic",
         key_variable="ANTHROPIC_API_KEY",
     )
+    ENDPOINT: ClassVar[str] = "messages"
     ADAPTER_NAME: ClassVar[str] = "anthropic"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
         "model": "is set by the provider (pass model=)",
@@ -147,10 +148,6 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
                 config_type=type(self),
                 field_name="api_key",
             )
-
-    @staticmethod
-    def _endpoint(client: Any) -> Any:
-        return client.messages
 
 
 def _continued(request: Body, replies: list[Body]) -> Body:

@@ -8,6 +8,13 @@ with ``text_delta``, ``input_json_delta`` (a tool's input as JSON in pieces),
 closes it; ``message_delta`` sets ``stop_reason``, ``stop_details``, ``container`` and
 the cumulative ``usage``; ``message_stop`` ends the message. ``ping`` is ignored and
 ``error`` ends the stream with the provider's error.
+
+The folded message must be exactly what the events said, and what subscribers saw: a
+block index started twice, a delta or stop for a block that is not open, or a block
+never closed when the message stops (its ``input_json_delta`` pieces would otherwise be
+lost, and a tool would run with its defaults) is phase ``response``. Text a block
+starts with is passed on like its deltas. Pieces are joined once, when the block
+closes, so many small deltas cost linear time.
 """
 
 from __future__ import annotations
@@ -25,7 +32,12 @@ __all__ = ["MessagesStreamReader"]
 type Body = dict[str, JSONValue]
 
 _INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
-_DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
+# Delta type -> (the block field it extends, the delta's key holding the piece).
+_PIECE_FIELDS = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "input_json_delta": ("input", "partial_json"),
+}
 
 
 class MessagesStreamReader:
@@ -36,7 +48,9 @@ class MessagesStreamReader:
         self._prompt_name = prompt_name
         self._message: Body | None = None
         self._blocks: dict[int, Body] = {}
-        self._json: dict[int, list[str]] = {}
+        self._pieces: dict[int, dict[str, list[str]]] = {}
+        """Text, thinking and input JSON pieces of each open block, joined at its stop."""
+        self._closed: set[int] = set()
         self._stopped = False
 
     def read(self, event: ServerEvent) -> None:
@@ -63,10 +77,7 @@ class MessagesStreamReader:
             return
         message = self._started(data)
         if kind == "content_block_start":
-            block = data.get("content_block")
-            if not isinstance(block, dict):
-                raise self._broken("content_block_start carries no content block", payload=data)
-            self._blocks[self._index(data)] = dict(block)
+            self._open_block(data)
         elif kind == "content_block_delta":
             self._delta(data)
         elif kind == "content_block_stop":
@@ -74,13 +85,41 @@ class MessagesStreamReader:
         elif kind == "message_delta":
             _apply_message_delta(message, data)
         elif kind == "message_stop":
-            self._stopped = True
+            self._stop(data)
 
     def result(self) -> Body:
         """The message; phase ``response`` when the stream ended before ``message_stop``."""
         if self._message is None or not self._stopped:
             raise self._broken("the stream ended before the response completed")
         return {**self._message, "content": [self._blocks[i] for i in sorted(self._blocks)]}
+
+    def _open_block(self, data: Mapping[str, JSONValue]) -> None:
+        index = self._index(data)
+        block = data.get("content_block")
+        if not isinstance(block, dict):
+            raise self._broken("content_block_start carries no content block", payload=data)
+        if index in self._blocks:
+            raise self._broken(f"content block {index} was started twice", payload=data)
+        self._blocks[index] = dict(block)
+        pieces: dict[str, list[str]] = {}
+        self._pieces[index] = pieces
+        for field in ("text", "thinking"):
+            start = block.get(field)
+            if isinstance(start, str) and start:
+                pieces[field] = [start]
+        if block.get("type") == "text" and "text" in pieces:
+            # Text a block starts with is part of the answer: subscribers see it too.
+            self._on_text(pieces["text"][0])
+
+    def _stop(self, data: Mapping[str, JSONValue]) -> None:
+        unclosed = sorted(self._pieces)
+        if unclosed:
+            raise self._broken(
+                f"the message stopped with content block {unclosed[0]} never closed "
+                "(no content_block_stop)",
+                payload=data,
+            )
+        self._stopped = True
 
     def _started(self, data: Mapping[str, JSONValue]) -> Body:
         if self._message is None:
@@ -95,23 +134,20 @@ class MessagesStreamReader:
 
     def _delta(self, data: Mapping[str, JSONValue]) -> None:
         index = self._index(data)
-        block = self._blocks.get(index)
+        pieces = self._pieces.get(index)
         delta = data.get("delta")
-        if block is None or not isinstance(delta, dict):
-            raise self._broken(f"a delta for block {index}, which was not started", payload=data)
+        if pieces is None or not isinstance(delta, dict):
+            state = "is already closed" if index in self._closed else "was not started"
+            raise self._broken(f"a delta for block {index}, which {state}", payload=data)
+        block = self._blocks[index]
         kind = delta.get("type")
-        if isinstance(kind, str) and kind in _DELTA_FIELDS:
-            field = _DELTA_FIELDS[kind]
-            piece = delta.get(field)
+        if kind in _PIECE_FIELDS:
+            field, key = _PIECE_FIELDS[str(kind)]
+            piece = delta.get(key)
             if isinstance(piece, str):
-                current = block.get(field)
-                block[field] = (current if isinstance(current, str) else "") + piece
+                pieces.setdefault(field, []).append(piece)
                 if kind == "text_delta":
                     self._on_text(piece)
-        elif kind == "input_json_delta":
-            piece = delta.get("partial_json")
-            if isinstance(piece, str):
-                self._json.setdefault(index, []).append(piece)
         elif kind == "citations_delta":
             citation = delta.get("citation")
             citations = block.get("citations")
@@ -120,12 +156,18 @@ class MessagesStreamReader:
             block["signature"] = delta.get("signature")
 
     def _close_block(self, index: int, data: Mapping[str, JSONValue]) -> None:
-        block = self._blocks.get(index)
-        if block is None:
-            raise self._broken(f"block {index} was stopped but never started", payload=data)
-        pieces = self._json.pop(index, None)
-        if block.get("type") in _INPUT_BLOCKS and pieces is not None:
-            text = "".join(pieces)
+        pieces = self._pieces.pop(index, None)
+        if pieces is None:
+            state = "stopped twice" if index in self._closed else "stopped but never started"
+            raise self._broken(f"block {index} was {state}", payload=data)
+        self._closed.add(index)
+        block = self._blocks[index]
+        for field in ("text", "thinking"):
+            if field in pieces:
+                block[field] = "".join(pieces[field])
+        parts = pieces.get("input")
+        if block.get("type") in _INPUT_BLOCKS and parts is not None:
+            text = "".join(parts)
             value, problem = decode_reply(text) if text else ({}, None)
             if problem is not None or not isinstance(value, dict):
                 raise self._broken(

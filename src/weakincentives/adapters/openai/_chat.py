@@ -55,6 +55,7 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
     CLIENTS: ClassVar[SdkClients] = replace(
         OPENAI_CLIENTS, key_variable="OPENAI_API_KEY (local servers accept any value)"
     )
+    ENDPOINT: ClassVar[str] = "chat.completions"
     ADAPTER_NAME: ClassVar[str] = "openai-chat"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
         "model": "is set by the provider (pass model=)",
@@ -109,10 +110,6 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
         owner = type(self)
         option_choice(owner, "response_format", self.response_format, _choices(ResponseFormatMode))
         option_choice(owner, "token_cap_field", self.token_cap_field, _choices(TokenCapField))
-
-    @staticmethod
-    def _endpoint(client: Any) -> Any:
-        return client.chat.completions
 
 
 def _choices(alias: Any) -> tuple[str, ...]:

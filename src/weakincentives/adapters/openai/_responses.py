@@ -62,6 +62,7 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
     """Codecs by hosted-tool kind (default: web search and code interpreter)."""
 
     CLIENTS: ClassVar[SdkClients] = OPENAI_CLIENTS
+    ENDPOINT: ClassVar[str] = "responses"
     ADAPTER_NAME: ClassVar[str] = "openai"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
         "model": "is set by the provider (pass model=)",
@@ -94,10 +95,6 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``responses.create`` call, streamed when the provider streams."""
         return await self._send(request, attempt, on_text, _responses_reader)
-
-    @staticmethod
-    def _endpoint(client: Any) -> Any:
-        return client.responses
 
 
 def _responses_reader(on_text: TextSink, prompt_name: str) -> ResponsesStreamReader:

@@ -4,6 +4,13 @@ Sans-IO: :class:`ResponsesStreamReader` reads the Responses API's events (parsed
 the shared ``EventStreamParser``), passing each ``response.output_text.delta`` on and
 keeping the response object of the closing ``response.completed`` (or ``incomplete`` /
 ``failed``) event.
+
+The closing body is the record (it is what the next round replays and codecs read),
+and the deltas are what subscribers already saw; the two must tell one story. When
+deltas came and their joined text is not the closing body's ``output_text``, the stream
+contradicts itself and is phase ``response``, rather than an answer recorded as one
+text after the caller was shown another. A stream with no deltas at all is read from
+the body alone.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ class ResponsesStreamReader:
         self._on_text = on_text
         self._prompt_name = prompt_name
         self._final: dict[str, JSONValue] | None = None
+        self._deltas: list[str] | None = None
+        """Text passed on so far; None until the first delta."""
 
     def read(self, event: ServerEvent) -> None:
         """Handle one event; an ``error`` event or an unreadable one is phase ``response``."""
@@ -42,6 +51,9 @@ class ResponsesStreamReader:
         if kind == "response.output_text.delta":
             delta = data.get("delta")
             if isinstance(delta, str):
+                if self._deltas is None:
+                    self._deltas = []
+                self._deltas.append(delta)
                 self._on_text(delta)
         elif kind == "error":
             raise self._broken(
@@ -51,6 +63,7 @@ class ResponsesStreamReader:
             response = data.get("response")
             if not isinstance(response, dict):
                 raise self._broken(f"a {kind} event carries no response object", payload=data)
+            self._check_agreement(response, data)
             self._final = response
 
     def result(self) -> dict[str, JSONValue]:
@@ -59,12 +72,47 @@ class ResponsesStreamReader:
             raise self._broken("the stream ended before the response completed")
         return self._final
 
+    def _check_agreement(
+        self, response: Mapping[str, JSONValue], data: Mapping[str, JSONValue]
+    ) -> None:
+        """Refuse a closing body whose text is not the text the deltas streamed."""
+        if self._deltas is None:
+            return
+        streamed = "".join(self._deltas)
+        recorded = _output_text(response)
+        if streamed != recorded:
+            raise self._broken(
+                f"the streamed text ({len(streamed)} characters) differs from the text of "
+                f"the completed response ({len(recorded)} characters); the stream "
+                "contradicts itself",
+                payload=data,
+            )
+
     def _broken(
         self, reason: str, payload: Mapping[str, JSONValue] | None = None
     ) -> PromptEvaluationError:
         return PromptEvaluationError(
             reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
         )
+
+
+def _output_text(response: Mapping[str, JSONValue]) -> str:
+    """The ``output_text`` parts of the body's messages, joined as the reply is read."""
+    output = response.get("output")
+    parts: list[str] = []
+    for item in output if isinstance(output, list) else []:
+        content = item.get("content") if isinstance(item, dict) else None
+        if not (isinstance(item, dict) and item.get("type") == "message"):
+            continue
+        for part in content if isinstance(content, list) else []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if (
+                isinstance(part, dict)
+                and part.get("type") == "output_text"
+                and isinstance(text, str)
+            ):
+                parts.append(text)
+    return "".join(parts)
 
 
 def _error_text(data: Mapping[str, JSONValue]) -> str:
