@@ -12,6 +12,7 @@ from typing import Literal
 
 from mcp import ClientSession, types
 
+from weakincentives.errors import WinkError
 from weakincentives.mcp._errors import MCPOperation
 from weakincentives.mcp._mapping import mapped
 
@@ -32,7 +33,7 @@ _OPERATIONS: dict[ListingKind, MCPOperation] = {
 }
 
 
-class EndlessPagesError(Exception):
+class EndlessPagesError(WinkError):
     """A server's pagination does not end (mapped to ``MCPProtocolError``)."""
 
 

@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from mcp import ClientSession, types
 from mcp.client.session import ClientRequestContext
 
+from weakincentives.errors import WinkError
+
 __all__ = ["MAX_INPUT_ROUNDS", "EndlessRoundsError", "InputRefusedError", "settle"]
 
 MAX_INPUT_ROUNDS = 10
@@ -26,11 +28,11 @@ _STATE_ONLY_WAIT = 0.05
 type Retry[T] = Callable[[types.InputResponses | None, str | None], Awaitable[T]]
 
 
-class EndlessRoundsError(Exception):
+class EndlessRoundsError(WinkError):
     """The server kept asking for input (mapped to ``MCPProtocolError``)."""
 
 
-class InputRefusedError(Exception):
+class InputRefusedError(WinkError):
     """This client refused one of the server's input requests (mapped to ``MCPProtocolError``)."""
 
     def __init__(self, method: str, error: types.ErrorData) -> None:
