@@ -593,3 +593,19 @@ class TestServedRefusals:
             (types.INVALID_PARAMS, "nothing to complete: unknown reference"),
             (types.INVALID_PARAMS, "invalid cursor 'x1'"),
         ]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_roots_given_on_the_command_line_reach_upstreams(
+    transport: Transport, tmp_path: Path
+) -> None:
+    """--root DIR is what an upstream's roots/list answers."""
+
+    async def go() -> str:
+        async with served(transport, extra=("--root", str(tmp_path))) as (session, _):
+            result = await session.call_tool("test_roots", {})
+            block = result.content[0]
+            assert isinstance(block, types.TextContent)
+            return block.text
+
+    assert json.loads(_run(go())) == [tmp_path.resolve().as_uri()]
