@@ -14,7 +14,12 @@ import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-__all__ = ["MAX_LINE_BYTES", "bind_http", "serve_http", "serve_stdio"]
+from weakincentives.mcp._events_store import RecentEvents
+
+__all__ = ["MAX_LINE_BYTES", "RETRY_MILLISECONDS", "bind_http", "serve_http", "serve_stdio"]
+
+RETRY_MILLISECONDS = 1_000
+"""How long a client should wait before resuming a dropped response stream."""
 
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -135,11 +140,16 @@ async def serve_http(
     """Serve streamable HTTP at ``/mcp`` on ``listener`` until cancelled.
 
     Cancelling it shuts the server down gracefully (open requests get up to 2 s)
-    before the cancellation goes on. A loopback host gets the SDK's DNS-rebinding
-    protection (only loopback ``Host`` and ``Origin`` headers are accepted).
+    before the cancellation goes on. Response streams are resumable: each starts
+    with a priming event, and a client that lost one reconnects with
+    ``Last-Event-ID`` (:class:`RecentEvents`). A loopback host gets the SDK's
+    DNS-rebinding protection (only loopback ``Host`` and ``Origin`` headers are
+    accepted).
     """
     host = listener.getsockname()[0]
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(
+        host=host, event_store=RecentEvents(), retry_interval=RETRY_MILLISECONDS
+    )
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
     runner = _Uvicorn(config)
     serving = asyncio.ensure_future(runner.serve(sockets=[listener]))
