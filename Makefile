@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo check lint types test bench clean
+.PHONY: demo check lint types test bench conformance clean
 
 $(STAMP): pyproject.toml scripts/find-python
 	@py=$$(scripts/find-python) || exit 1; \
@@ -32,9 +32,22 @@ test: $(STAMP)
 
 check: lint types test
 
+# The official MCP conformance suite (npm) and a Node 22 binary, installed into the
+# git-ignored .conformance/ from the pinned manifest; kept out of `make check` because
+# it downloads from the npm registry.
+CONFORMANCE := .conformance
+$(CONFORMANCE)/.installed: scripts/conformance/package.json scripts/conformance/package-lock.json
+	mkdir -p $(CONFORMANCE)
+	cp scripts/conformance/package.json scripts/conformance/package-lock.json $(CONFORMANCE)/
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error --engine-strict=false
+	@touch $@
+
+conformance: $(STAMP) $(CONFORMANCE)/.installed
+	$(BIN)/python scripts/conformance/run.py
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .coverage .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(CONFORMANCE) .coverage .mypy_cache .pytest_cache .ruff_cache

@@ -17,8 +17,11 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -78,13 +81,24 @@ def build_server(
     filler: int = 0,
     loop_cursor: bool = False,
     faulty: bool = False,
+    task_tool: bool = False,
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
     ``loop_cursor`` makes every page point back to the first one, a paginator that
-    never ends; ``faulty`` adds tools that break the protocol.
+    never ends; ``faulty`` adds tools that break the protocol; ``task_tool`` adds one
+    that may only be called as a task, which this server does not offer.
     """
     tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
+    if task_tool:
+        tools.append(
+            types.Tool(
+                name="slow_batch",
+                description="Runs only as a task.",
+                input_schema=_object({}, []),
+                execution=types.ToolExecution(task_support="required"),
+            )
+        )
     nouns = ("issue", "label", "repo")
     for index in range(filler):
         noun = nouns[index % len(nouns)]
@@ -96,6 +110,7 @@ def build_server(
             )
         )
     never = asyncio.Event()
+    changes = InMemorySubscriptionBus()
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -133,7 +148,10 @@ def build_server(
                     input_schema={"type": "object"},
                 )
             )
-            await ctx.session.send_tool_list_changed()
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await changes.publish(ToolsListChanged())  # 2026-07-28: listen streams only
+            else:
+                await ctx.session.send_tool_list_changed()
             return _text(f"added {grown}")
         if params.name == "badshape":
             return types.CallToolResult(content=[], structured_content={"sum": "many"})
@@ -145,17 +163,35 @@ def build_server(
             )
         return _text(f"ran {params.name}")
 
-    return Server(name, title="Test server", on_list_tools=list_tools, on_call_tool=call_tool)
+    listen: Any = _refuse if faulty else ListenHandler(changes)
+    server: Server[Any] = Server(
+        name,
+        title="Test server",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=listen,
+    )
+    if faulty:  # offers logging and change streams, then refuses them
+        server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _refuse)
+    return server
+
+
+async def _refuse(ctx: Any, params: Any) -> Any:
+    raise MCPError(code=types.INVALID_REQUEST, message="not today")
 
 
 def _text(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
-async def _serve_stdio(server: Server[Any]) -> None:
+async def _serve_stdio(server: Server[Any], legacy: bool) -> None:
+    """Serve stdio; ``legacy`` speaks only the handshake era (refusing ``server/discover``)."""
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
     async with stdio_server() as (read, write):
-        await server.run(read, write, options)
+        if legacy:
+            await serve_loop(server, read, write, lifespan_state={}, init_options=options)
+        else:
+            await server.run(read, write, options)
 
 
 if __name__ == "__main__":
@@ -163,7 +199,16 @@ if __name__ == "__main__":
     parser.add_argument("--name", default="testsrv")
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--filler", type=int, default=0)
+    parser.add_argument("--legacy", action="store_true")
+    parser.add_argument("--task-tool", action="store_true")
     args = parser.parse_args()
     anyio.run(
-        _serve_stdio, build_server(name=args.name, page_size=args.page_size, filler=args.filler)
+        _serve_stdio,
+        build_server(
+            name=args.name,
+            page_size=args.page_size,
+            filler=args.filler,
+            task_tool=args.task_tool,
+        ),
+        args.legacy,
     )

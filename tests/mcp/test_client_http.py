@@ -45,7 +45,7 @@ def test_pages_over_http_reach_the_catalogue(http_server: HttpFactory) -> None:
         ]
         picture = toolbox.discovery().call_tool("web.picture", {})
         assert (picture.success, picture.message) == (True, "web.picture returned a result")
-        assert picture.value == [{"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}]
+        assert picture.value == [{"type": "image", "mimeType": "image/png", "bytes": 5}]
 
 
 def test_list_changed_rebuilds_the_catalogue(http_server: HttpFactory) -> None:

@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import re
 import secrets
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from weakincentives._cli._commands import CommandGroup, add_command, add_group
 from weakincentives._cli._render import CommandError
 from weakincentives.discovery import CatalogTool, IdAccessPolicy, ToolCatalog
 
+if TYPE_CHECKING:
+    from mcp import types
+
 __all__ = ["mcp_command", "register"]
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 _HOST_PORT = re.compile(r"^(?:(?P<host>\[[^\]]+\]|[^:\[\]]*):)?(?P<port>\d{1,5})$")
 
@@ -87,6 +94,24 @@ def register(group: CommandGroup) -> None:
         default=60.0,
         help="seconds an upstream call (or connection) may take",
     )
+    serve.add_argument(
+        "--require-expansion",
+        action="store_true",
+        help="refuse call_tool (NOT_EXPANDED) for a tool the client has not expanded",
+    )
+    serve.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory (or file:// URI) offered to upstream servers as a root (repeatable)",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=_LOG_LEVELS,
+        default="info",
+        help="the lowest level of upstream log messages to ask for and pass on (default: info)",
+    )
 
 
 def _run(arguments: argparse.Namespace, out: TextIO) -> int:
@@ -104,57 +129,132 @@ def mcp_command(arguments: argparse.Namespace) -> int:
     address = _address(arguments.http) if arguments.http is not None else None
     tools = _catalog_tools(Path(arguments.catalog)) if arguments.catalog is not None else ()
     try:
-        asyncio.run(_serve(arguments, tools, address))
-    except KeyboardInterrupt:
+        return asyncio.run(_serve(arguments, tools, address))
+    except KeyboardInterrupt:  # the interrupt came before the handlers were in place
         return 130
-    return 0
 
 
 async def _serve(
     arguments: argparse.Namespace,
     tools: Sequence[CatalogTool],
     address: tuple[str, int] | None,
-) -> None:
+) -> int:
+    """Serve until the client leaves (stdio) or SIGINT / SIGTERM; upstreams always close.
+
+    Returns the exit status: 0, or 128 plus the number of the signal that stopped it.
+    """
     from weakincentives.mcp import (  # noqa: PLC0415 - the mcp extra is optional
         MCPToolbox,
-        bind_http,
         build_server,
         parse_server,
-        serve_http,
-        serve_stdio,
     )
 
     upstreams = [parse_server(text) for text in arguments.upstream]
-    async with await MCPToolbox.open_async(
-        upstreams,
-        tools=tools,
-        connect_timeout=arguments.timeout,
-        call_timeout=arguments.timeout,
-        errlog=sys.stderr,
-    ) as toolbox:
-        for problem in toolbox.problems:
-            sys.stderr.write(f"skipped {problem.server}/{problem.tool_name}: {problem.reason}\n")
-        access = IdAccessPolicy(
-            hidden=frozenset(arguments.hide), uncallable=frozenset(arguments.no_call)
-        )
-        source = toolbox.discovery_source(access=access, cursor_secret=secrets.token_bytes(32))
-        server = build_server(source, name=arguments.name)
-        count = len(toolbox.catalog)
-        if address is None:
-            sys.stderr.write(f"serving {count} tools over MCP on stdio\n")
-            await serve_stdio(server)
-            return
+    with _signals() as stop:
+        async with await MCPToolbox.open_async(
+            upstreams,
+            tools=tools,
+            connect_timeout=arguments.timeout,
+            call_timeout=arguments.timeout,
+            errlog=sys.stderr,
+            sampling=_no_sampling,
+            roots=arguments.root or None,
+            log_level=arguments.log_level,
+        ) as toolbox:
+            for problem in toolbox.problems:
+                sys.stderr.write(
+                    f"skipped {problem.server}/{problem.tool_name}: {problem.reason}\n"
+                )
+            access = IdAccessPolicy(
+                hidden=frozenset(arguments.hide), uncallable=frozenset(arguments.no_call)
+            )
+            source = toolbox.discovery_source(
+                access=access,
+                cursor_secret=secrets.token_bytes(32),
+                require_expansion=arguments.require_expansion,
+            )
+            server = build_server(source, name=arguments.name, upstream=toolbox)
+            await _until_stopped(_serving(server, len(toolbox.catalog), address, arguments), stop)
+        return 128 + stop.signal if stop.signal else 0
+
+
+async def _serving(
+    server: Any, count: int, address: tuple[str, int] | None, arguments: argparse.Namespace
+) -> None:
+    from weakincentives.mcp import bind_http, serve_http, serve_stdio  # noqa: PLC0415
+
+    if address is None:
+        sys.stderr.write(f"serving {count} tools over MCP on stdio\n")
+        await serve_stdio(server)
+        return
+    try:
+        listener = bind_http(*address)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {arguments.http}: {exc}") from exc
+
+    def ready(url: str) -> None:
+        sys.stderr.write(f"serving {count} tools over MCP at {url}\n")
+        sys.stderr.flush()
+
+    with listener:
+        await serve_http(server, listener, on_ready=ready)
+
+
+class _Stop:
+    """Set by SIGINT or SIGTERM; remembers which."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.signal = 0
+
+    def __call__(self, number: int) -> None:
+        self.signal = self.signal or number
+        self.event.set()
+
+
+@contextlib.contextmanager
+def _signals() -> Iterator[_Stop]:
+    """SIGINT and SIGTERM stop serving (so upstream servers are closed) instead of the process."""
+    stop = _Stop()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for number in (signal.SIGINT, signal.SIGTERM):
         try:
-            listener = bind_http(*address)
-        except OSError as exc:
-            raise CommandError(f"cannot listen on {arguments.http}: {exc}") from exc
+            loop.add_signal_handler(number, stop, int(number))
+        except (RuntimeError, ValueError):  # not the main thread: signals stay as they were
+            continue
+        installed.append(number)
+    try:
+        yield stop
+    finally:
+        for number in installed:
+            loop.remove_signal_handler(number)
 
-        def ready(url: str) -> None:
-            sys.stderr.write(f"serving {count} tools over MCP at {url}\n")
-            sys.stderr.flush()
 
-        with listener:
-            await serve_http(server, listener, on_ready=ready)
+async def _until_stopped(serving: Coroutine[Any, Any, None], stop: _Stop) -> None:
+    """Await ``serving`` until it ends or a signal arrives; then cancel it and wait."""
+    task = asyncio.ensure_future(serving)
+    waiter = asyncio.ensure_future(stop.event.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if not task.cancelled():
+        task.result()  # the server's own failure, if it had one
+
+
+async def _no_sampling(server: str, request: types.CreateMessageRequestParams) -> types.ErrorData:
+    """Sampling with no client to ask: refused (a calling client that offers it answers instead)."""
+    from mcp import types  # noqa: PLC0415 - the mcp extra is optional
+
+    return types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="no MCP client that offers sampling is waiting on a call to this server",
+    )
 
 
 def _address(text: str) -> tuple[str, int]:

@@ -165,6 +165,14 @@ class ToolDiscovery:
         """The search index (share it with other services over the same catalogue)."""
         return self._index
 
+    def can_see(self, tool_id: str) -> bool:
+        """Whether ``tool_id`` exists and the access policy lets this caller see it.
+
+        Read-only (no event, no audit link): for code that serves catalogue entries
+        through another channel, such as MCP resources, under the same policy.
+        """
+        return self._view.visible_tool(tool_id) is not None
+
     def overview(self) -> CatalogOverview:
         """How many tools the caller may see, and the top-level categories holding them.
 

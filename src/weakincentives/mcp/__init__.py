@@ -33,6 +33,7 @@ from weakincentives.mcp._errors import (
     MCPProtocolError,
     MCPTimeoutError,
 )
+from weakincentives.mcp._events import MCPNotice
 from weakincentives.mcp._executor import MCPExecutor
 from weakincentives.mcp._import import ImportProblem, MCPToolHandle
 from weakincentives.mcp._serve import DISCOVERY_TOOL_NAMES, build_server
@@ -50,6 +51,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPError",
     "MCPExecutor",
+    "MCPNotice",
     "MCPOperation",
     "MCPProtocolError",
     "MCPTimeoutError",

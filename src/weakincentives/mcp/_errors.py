@@ -15,7 +15,17 @@ from weakincentives.errors import WinkError
 
 __all__ = ["MCPConnectionError", "MCPError", "MCPOperation", "MCPProtocolError", "MCPTimeoutError"]
 
-type MCPOperation = Literal["connect", "list_tools", "call_tool", "serve"]
+type MCPOperation = Literal[
+    "connect",
+    "list_tools",
+    "list_resources",
+    "list_prompts",
+    "call_tool",
+    "read_resource",
+    "get_prompt",
+    "request",
+    "serve",
+]
 """What the library was doing when the error happened."""
 
 

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mcp import types
-
 from weakincentives.discovery import CallOutcome, CatalogTool, ToolExecutor
 from weakincentives.mcp._errors import MCPConnectionError, MCPError
+from weakincentives.mcp._hop import running_loop
 from weakincentives.mcp._import import MCPToolHandle
-from weakincentives.mcp._results import outcome_of
+from weakincentives.mcp._reads import ReadHandle, prompt_outcome, read_outcome
+from weakincentives.mcp._results import keep_raw, outcome_of
 from weakincentives.serde import JSONValue
 
 if TYPE_CHECKING:
@@ -32,9 +32,11 @@ __all__ = ["MCPExecutor"]
 class MCPExecutor:
     """Calls ``tools/call`` for entries whose handle is an :class:`MCPToolHandle`.
 
-    Other entries go to ``fallback`` when there is one, else they fail with a message
-    saying nothing executes them. Server errors (``isError``), timeouts, crashes and
-    protocol errors all become failed outcomes naming the tool and the server.
+    Entries of upstream resources and prompts are read (``resources/read``,
+    ``prompts/get``). Other entries go to ``fallback`` when there is one, else they
+    fail with a message saying nothing executes them. Server errors (``isError``),
+    timeouts, crashes and protocol errors all become failed outcomes naming the tool
+    and the server.
     """
 
     toolbox: MCPToolbox
@@ -52,21 +54,20 @@ class MCPExecutor:
                 return _not_connected(tool, handle, reopened)
             connection = reopened
         try:
-            result: types.CallToolResult = await connection.call_tool(handle.tool_name, arguments)
+            return await _run(connection, handle, tool.tool_id, dict(arguments))
         except MCPConnectionError as error:
             # The call is not repeated: the server may have acted on it before it went away.
             return _lost(tool, error, await self._reopen(handle, connection))
         except MCPError as error:
             return _failed(tool, error)
-        return outcome_of(result, tool_name=tool.tool_id)
 
-    async def _reopen(self, handle: MCPToolHandle, connection: MCPConnection) -> str | None:
+    async def _reopen(self, handle: _Handle, connection: MCPConnection) -> str | None:
         """Open ``connection`` again, on its own loop; None on success, else why not."""
         if not self._may_reconnect(connection):
             return _NOT_TRIED
         replacing = self.toolbox._replace(handle.server, connection)
         try:
-            if _running_loop() is connection.loop:
+            if running_loop() is connection.loop:
                 await replacing
                 return None
             hop = asyncio.run_coroutine_threadsafe(replacing, connection.loop)
@@ -79,7 +80,7 @@ class MCPExecutor:
             return "it did not complete in time"
         return None
 
-    def _reopened(self, handle: MCPToolHandle, problem: str | None) -> MCPConnection | str:
+    def _reopened(self, handle: _Handle, problem: str | None) -> MCPConnection | str:
         """The server's new connection after a reopening, or why there is none."""
         if problem is not None:
             return problem
@@ -92,9 +93,9 @@ class MCPExecutor:
         """Whether to open a lost connection again: enabled, open toolbox, a live loop."""
         return self.toolbox.reconnects and connection.loop.is_running()
 
-    def _target(self, tool: CatalogTool) -> tuple[MCPConnection, MCPToolHandle] | CallOutcome:
+    def _target(self, tool: CatalogTool) -> tuple[MCPConnection, _Handle] | CallOutcome:
         handle = tool.handle
-        if not isinstance(handle, MCPToolHandle):
+        if not isinstance(handle, MCPToolHandle | ReadHandle):
             return CallOutcome(
                 success=False,
                 message=f"nothing can run {tool.tool_id!r}: it is a catalogue entry without "
@@ -109,8 +110,28 @@ class MCPExecutor:
 _NOT_TRIED = ""
 """Reopening was not attempted (turned off, the toolbox is closed, or its loop stopped)."""
 
+type _Handle = MCPToolHandle | ReadHandle
 
-def _not_connected(tool: CatalogTool, handle: MCPToolHandle, problem: str) -> CallOutcome:
+
+async def _run(
+    connection: MCPConnection, handle: _Handle, tool_id: str, arguments: dict[str, JSONValue]
+) -> CallOutcome:
+    """Send the entry's request; the raw result also goes to a served reply being built."""
+    if isinstance(handle, MCPToolHandle):
+        called = await connection.call_tool(handle.tool_name, arguments)
+        keep_raw(called)
+        return outcome_of(called, tool_name=tool_id)
+    if handle.kind == "prompt":
+        texts = {name: str(value) for name, value in arguments.items() if value is not None}
+        prompt = await connection.get_prompt(handle.target, texts)
+        keep_raw(prompt)
+        return prompt_outcome(prompt, tool_id=tool_id)
+    read = await connection.read_resource(handle.uri(arguments))
+    keep_raw(read)
+    return read_outcome(read, tool_id=tool_id)
+
+
+def _not_connected(tool: CatalogTool, handle: _Handle, problem: str) -> CallOutcome:
     message = f"{tool.tool_id} cannot run: MCP server {handle.server!r} is not connected"
     if problem:
         message += f", and opening the connection again failed: {problem}"
@@ -142,10 +163,3 @@ def _not_reconnected(tool: CatalogTool, error: MCPError, again: object) -> CallO
         success=False,
         message=f"{tool.tool_id} failed: {error}. Opening the connection again failed too: {again}",
     )
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

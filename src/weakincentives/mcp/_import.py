@@ -33,6 +33,8 @@ __all__ = [
     "MIN_TOOLS_TO_GROUP",
     "ImportProblem",
     "MCPToolHandle",
+    "first_paragraph",
+    "requires_task",
     "server_entries",
 ]
 
@@ -75,14 +77,15 @@ class ImportProblem:
 
 
 def server_entries(
-    server: str, summary: str, tools: Sequence[types.Tool]
+    server: str, summary: str, tools: Sequence[types.Tool], *, no_tasks: str | None = None
 ) -> tuple[CatalogNode, list[CatalogTool], list[ImportProblem]]:
     """The server's category node, its catalogue entries, and the tools left out.
 
-    A tool is left out when its name repeats an earlier tool's or its schemas are not
-    ones discovery can validate against; the rest of the server still imports.
+    A tool is left out when its name repeats an earlier tool's, its schemas are not
+    ones discovery can validate against, or it must be called as a task and
+    ``no_tasks`` says why this connection cannot; the rest of the server imports.
     """
-    node = CatalogNode(name=server, path=(server,), summary=_first_paragraph(summary))
+    node = CatalogNode(name=server, path=(server,), summary=first_paragraph(summary))
     groups = _groups([tool.name for tool in tools])
     entries: list[CatalogTool] = []
     problems: list[ImportProblem] = []
@@ -96,6 +99,9 @@ def server_entries(
             )
             continue
         seen.add(tool.name)
+        if no_tasks is not None and requires_task(tool):
+            problems.append(ImportProblem(server=server, tool_name=tool.name, reason=no_tasks))
+            continue
         entry = CatalogTool(
             tool_id=f"{server}.{tool.name}",
             name=tool.name,
@@ -112,6 +118,11 @@ def server_entries(
         else:
             problems.append(ImportProblem(server=server, tool_name=tool.name, reason=reason))
     return node, entries, problems
+
+
+def requires_task(tool: types.Tool) -> bool:
+    """Whether ``tool`` may only be called as a task (``execution.taskSupport: required``)."""
+    return tool.execution is not None and tool.execution.task_support == "required"
 
 
 def _catalogue_problem(entry: CatalogTool) -> str | None:
@@ -175,13 +186,14 @@ def _singular(word: str) -> str:
 
 def _summary(tool: types.Tool) -> str:
     title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
-    description = _first_paragraph(tool.description or "")
+    description = first_paragraph(tool.description or "")
     if title and title.casefold() not in description.casefold():
         description = f"{title}: {description}" if description else title
     return description
 
 
-def _first_paragraph(text: str) -> str:
+def first_paragraph(text: str) -> str:
+    """The first paragraph of ``text``, whitespace collapsed, cut at ``MAX_SUMMARY_CHARS``."""
     paragraph = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
     flat = " ".join(paragraph.split())
     if len(flat) <= MAX_SUMMARY_CHARS:

@@ -14,6 +14,7 @@ from weakincentives.mcp._errors import (
     MCPProtocolError,
     MCPTimeoutError,
 )
+from weakincentives.mcp._rounds import InputRefusedError
 
 __all__ = ["mapped"]
 
@@ -25,6 +26,8 @@ def mapped(
     leaf = _leaf(exc)
     if isinstance(leaf, MCPError):
         return leaf
+    if isinstance(leaf, InputRefusedError):
+        return MCPProtocolError(str(leaf), server=server, operation=operation, code=leaf.code)
     if isinstance(leaf, SDKError):
         if leaf.code == types.REQUEST_TIMEOUT:
             return _timed_out(server, operation, timeout)

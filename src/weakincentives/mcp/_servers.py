@@ -6,6 +6,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import httpx2
+
 from weakincentives.errors import ConfigValidationError
 
 __all__ = ["HttpServer", "ServerSpec", "StdioServer", "parse_server"]
@@ -40,6 +42,9 @@ class HttpServer:
     """The endpoint, such as ``http://127.0.0.1:8000/mcp``."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """Extra request headers (for example an ``Authorization`` header)."""
+    auth: httpx2.Auth | None = None
+    """Authentication for every request, such as the SDK's ``OAuthClientProvider``
+    (``mcp.client.auth``) for servers that require OAuth."""
     name: str | None = None
     """Category name for its tools; ``None`` uses the name the server gives itself."""
 

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TextIO
 
@@ -23,22 +23,37 @@ from mcp import types
 from weakincentives._portal import run_sync
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog, ToolDiscovery
 from weakincentives.errors import ConfigValidationError, WinkError
+from weakincentives.mcp._assemble import ServerListing, build_catalog, list_server
 from weakincentives.mcp._connection import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
     MCPConnection,
 )
 from weakincentives.mcp._executor import MCPExecutor
-from weakincentives.mcp._import import ImportProblem, MCPToolHandle, server_entries
+from weakincentives.mcp._hooks import (
+    ClientHooks,
+    ElicitationHandler,
+    SamplingHandler,
+    roots_of,
+    sampler_of,
+)
+from weakincentives.mcp._import import ImportProblem, MCPToolHandle
 from weakincentives.mcp._section_tools import section_tools
 from weakincentives.mcp._servers import ServerSpec
-from weakincentives.prompt import Tool
+from weakincentives.prompt import EvaluatingAdapter, EventPublisher, Tool
 
 __all__ = ["MCPToolbox"]
 
 logger = logging.getLogger("weakincentives.mcp")
 
 type ChangeListener = Callable[["MCPToolbox"], object]
+type ResourceListener = Callable[[str, str], object]
+"""Told ``(server, uri)`` when a server says a subscribed resource changed."""
+_CHANGES = (
+    types.ToolListChangedNotification,
+    types.ResourceListChangedNotification,
+    types.PromptListChangedNotification,
+)
 
 
 class MCPToolbox:
@@ -58,6 +73,7 @@ class MCPToolbox:
         on_change: ChangeListener | None = None,
         reconnect: bool = True,
         errlog: TextIO | None = None,
+        hooks: ClientHooks | None = None,
     ) -> None:
         self._extra_tools = tuple(tools)
         self._extra_nodes = tuple(nodes)
@@ -66,10 +82,12 @@ class MCPToolbox:
         self._on_change = on_change
         self._reconnect = reconnect
         self._errlog = errlog
+        self._hooks = hooks or ClientHooks()
         self._connections: dict[str, MCPConnection] = {}
         self._replacing: dict[str, asyncio.Lock] = {}
         self._closed = False
-        self._listings: dict[str, tuple[types.Tool, ...]] = {}
+        self._listings: dict[str, ServerListing] = {}
+        self._resource_listeners: list[ResourceListener] = []
         self._lock = threading.Lock()
         self._catalog = ToolCatalog(tools=self._extra_tools, nodes=self._extra_nodes)
         self._problems: tuple[ImportProblem, ...] = ()
@@ -87,18 +105,36 @@ class MCPToolbox:
         on_change: ChangeListener | None = None,
         errlog: TextIO | None = None,
         reconnect: bool = True,
+        bus: EventPublisher | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: EvaluatingAdapter | SamplingHandler | None = None,
+        roots: Sequence[str] | None = None,
+        log_level: types.LoggingLevel | None = None,
     ) -> MCPToolbox:
-        """Connect to every server concurrently, read their tools and build the catalogue.
+        """Connect to every server concurrently, read their listings and build the catalogue.
 
         ``tools`` and ``nodes`` are catalogue entries to serve alongside the servers'
         (for example from a catalogue file; nothing executes them). If any server
         fails to connect or list, the others are closed and the first failure is raised
         as an :class:`MCPError`; a catalogue that does not validate raises
         :class:`~weakincentives.errors.CatalogError`. With ``reconnect`` (the default),
-        a call that finds its server's connection closed (a stdio server that crashed,
-        an HTTP server that went away) fails, and the connection is then opened again
-        for the calls after it (see :meth:`reconnect_async`).
+        a call that finds its server's connection closed fails, and the connection is
+        then opened again for the calls after it (see :meth:`reconnect_async`).
+
+        What servers may ask of the client goes to what is given here: ``elicitation``
+        (``(server, request) -> ElicitResult``; default: decline), ``sampling`` (an
+        adapter whose evaluation answers, or a function; default: not offered),
+        ``roots`` (directories or ``file://`` URIs; default: not offered). Log
+        messages at ``log_level`` and above, and progress reports, are published on
+        ``bus`` as :class:`MCPNotice` events.
         """
+        hooks = ClientHooks(
+            elicitation=elicitation,
+            sampling=sampler_of(sampling, bus),
+            roots=roots_of(roots),
+            bus=bus,
+            log_level=log_level,
+        )
         toolbox = cls(
             tools=tools,
             nodes=nodes,
@@ -107,6 +143,7 @@ class MCPToolbox:
             on_change=on_change,
             reconnect=reconnect,
             errlog=errlog,
+            hooks=hooks,
         )
         await toolbox._connect(servers)
         return toolbox
@@ -114,16 +151,7 @@ class MCPToolbox:
     async def _connect(self, servers: Iterable[ServerSpec]) -> None:
         """Open every server at once, list their tools and build; on failure close them all."""
         opened = await asyncio.gather(
-            *(
-                MCPConnection.open(
-                    spec,
-                    connect_timeout=self._connect_timeout,
-                    call_timeout=self._call_timeout,
-                    on_tools_changed=self._tools_changed,
-                    errlog=self._errlog,
-                )
-                for spec in servers
-            ),
+            *(self._open(spec) for spec in servers),
             return_exceptions=True,
         )
         connections = [item for item in opened if isinstance(item, MCPConnection)]
@@ -132,13 +160,13 @@ class MCPToolbox:
         try:
             _raise_first(opened)
             listed = await asyncio.gather(
-                *(connection.list_tools() for connection in self._connections.values()),
+                *(list_server(connection) for connection in self._connections.values()),
                 return_exceptions=True,
             )
             _raise_first(listed)
-            for key, tools_listed in zip(self._connections, listed, strict=True):
-                assert isinstance(tools_listed, tuple)
-                self._listings[key] = tools_listed
+            for key, listing in zip(self._connections, listed, strict=True):
+                assert isinstance(listing, ServerListing)
+                self._listings[key] = listing
             self._rebuild()
         except BaseException:
             await self.aclose()
@@ -156,6 +184,11 @@ class MCPToolbox:
         on_change: ChangeListener | None = None,
         errlog: TextIO | None = None,
         reconnect: bool = True,
+        bus: EventPublisher | None = None,
+        elicitation: ElicitationHandler | None = None,
+        sampling: EvaluatingAdapter | SamplingHandler | None = None,
+        roots: Sequence[str] | None = None,
+        log_level: types.LoggingLevel | None = None,
     ) -> MCPToolbox:
         """:meth:`open_async` for scripts: the connections live on the library's background loop."""
         return run_sync(
@@ -168,6 +201,11 @@ class MCPToolbox:
                 on_change=on_change,
                 errlog=errlog,
                 reconnect=reconnect,
+                bus=bus,
+                elicitation=elicitation,
+                sampling=sampling,
+                roots=roots,
+                log_level=log_level,
             )
         )
 
@@ -252,10 +290,19 @@ class MCPToolbox:
 
         return current
 
+    def on_resource_updated(self, listener: ResourceListener) -> Callable[[], None]:
+        """Call ``listener(server, uri)`` when a server reports a subscribed resource changed.
+
+        Returns a function that removes the listener (a served catalogue uses this to
+        pass ``notifications/resources/updated`` on to its subscribed clients).
+        """
+        self._resource_listeners.append(listener)
+        return lambda: self._resource_listeners.remove(listener)
+
     async def refresh_async(self, server: str | None = None) -> ToolCatalog:
-        """Read the tools of ``server`` (default: every server) again and rebuild."""
+        """Read the listings of ``server`` (default: every server) again and rebuild."""
         keys = [server] if server is not None else list(self._connections)
-        listed = await asyncio.gather(*(self._connections[key].list_tools() for key in keys))
+        listed = await asyncio.gather(*(list_server(self._connections[key]) for key in keys))
         with self._lock:
             self._listings.update(zip(keys, listed, strict=True))
         self._rebuild()
@@ -305,15 +352,9 @@ class MCPToolbox:
                 return  # another call reconnected it while this one waited
             with contextlib.suppress(Exception):
                 await old.aclose()
-            new = await MCPConnection.open(
-                old.spec,
-                connect_timeout=self._connect_timeout,
-                call_timeout=self._call_timeout,
-                on_tools_changed=self._tools_changed,
-                errlog=self._errlog,
-            )
+            new = await self._open(old.spec)
             try:
-                listed = await new.list_tools()
+                listed = await list_server(new)
             except BaseException:
                 await new.aclose()
                 raise
@@ -357,29 +398,37 @@ class MCPToolbox:
     ) -> None:
         self.close()
 
-    async def _tools_changed(self, connection: MCPConnection) -> None:
+    async def _open(self, spec: ServerSpec) -> MCPConnection:
+        return await MCPConnection.open(
+            spec,
+            connect_timeout=self._connect_timeout,
+            call_timeout=self._call_timeout,
+            on_notification=self._notified,
+            errlog=self._errlog,
+            hooks=self._hooks,
+        )
+
+    async def _notified(self, connection: MCPConnection, message: object) -> None:
         key = next((k for k, c in self._connections.items() if c is connection), None)
         if key is None:
+            return
+        if isinstance(message, types.ResourceUpdatedNotification):
+            for listener in tuple(self._resource_listeners):
+                listener(key, str(message.params.uri))
+            return
+        if not isinstance(message, _CHANGES):
             return
         try:
             await self.refresh_async(key)
         except WinkError as error:
-            # The old tools stay; the next notification or refresh() tries again.
-            logger.warning("could not re-read the tools of %r after list_changed: %s", key, error)
+            # The old listing stays; the next notification or refresh() tries again.
+            logger.warning("could not re-read the listings of %r after a change: %s", key, error)
 
     def _rebuild(self) -> None:
         with self._lock:
-            tools = list(self._extra_tools)
-            nodes = list(self._extra_nodes)
-            problems: list[ImportProblem] = []
-            for key, listing in self._listings.items():
-                summary = self._connections[key].summary
-                node, entries, skipped = server_entries(key, summary, listing)
-                nodes.append(node)
-                tools.extend(entries)
-                problems.extend(skipped)
-            self._catalog = ToolCatalog(tools=tools, nodes=nodes)
-            self._problems = tuple(problems)
+            self._catalog, self._problems = build_catalog(
+                self._extra_tools, self._extra_nodes, self._listings, self._connections
+            )
             self._version += 1
         if self._on_change is not None:
             self._on_change(self)

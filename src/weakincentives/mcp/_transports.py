@@ -2,21 +2,95 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import socket
-from collections.abc import Callable
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-__all__ = ["bind_http", "serve_http", "serve_stdio"]
+from weakincentives.mcp._events_store import RecentEvents
+
+__all__ = ["MAX_LINE_BYTES", "RETRY_MILLISECONDS", "bind_http", "serve_http", "serve_stdio"]
+
+RETRY_MILLISECONDS = 1_000
+"""How long a client should wait before resuming a dropped response stream."""
+
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest JSON-RPC line read from stdin; a longer one is dropped as unreadable."""
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on this process's stdin and stdout until it closes stdin."""
-    async with stdio_server() as (read, write):
+    """Serve one client on this process's stdin and stdout until it closes stdin.
+
+    Cancelling it stops at once: stdin is read without a worker thread when it is a
+    pipe, so no blocked read holds the cancellation back (the SDK's reader reads on
+    a thread, which only a new line or the end of input would release).
+    """
+    async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read, write):
         await server.run(read, write, server.create_initialization_options())
+
+
+class _Lines:
+    """The lines of a pipe, read on the event loop (what ``stdio_server`` iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:
+            if not end.partial:
+                raise StopAsyncIteration from None
+            line = end.partial
+        except asyncio.LimitOverrunError:
+            await self._skip_line()
+            return "{}\n"  # not a JSON-RPC message: the server reports it and reads on
+        return line.decode("utf-8", errors="replace")
+
+    async def _skip_line(self) -> None:
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as over:
+                await self._reader.readexactly(over.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+
+@contextlib.asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[Any]:
+    """Stdin as :class:`_Lines` when it is a pipe; ``None`` (the SDK's reader) otherwise."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    try:
+        pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    except (OSError, ValueError, AttributeError):  # no usable stdin descriptor
+        yield None
+        return
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+    except (OSError, ValueError):  # a regular file or a terminal the loop cannot watch
+        pipe.close()
+        yield None
+        return
+    try:
+        yield _Lines(reader)
+    finally:
+        transport.close()
 
 
 def bind_http(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -44,20 +118,46 @@ def endpoint(listener: socket.socket) -> str:
     return f"http://{shown}:{port}/mcp"
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without signal handlers of its own: whoever awaits :func:`serve_http` decides.
+
+    uvicorn replaces the process's SIGINT and SIGTERM handlers while it serves and
+    raises the signal again once it stops, which would end the process before the
+    caller could close what it opened (upstream MCP servers, for one).
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 async def serve_http(
     server: Server[Any],
     listener: socket.socket,
     *,
     on_ready: Callable[[str], object] | None = None,
 ) -> None:
-    """Serve streamable HTTP at ``/mcp`` on ``listener`` until the process is interrupted.
+    """Serve streamable HTTP at ``/mcp`` on ``listener`` until cancelled.
 
-    A loopback host gets the SDK's DNS-rebinding protection (only loopback ``Host`` and
-    ``Origin`` headers are accepted).
+    Cancelling it shuts the server down gracefully (open requests get up to 2 s)
+    before the cancellation goes on. Response streams are resumable: each starts
+    with a priming event, and a client that lost one reconnects with
+    ``Last-Event-ID`` (:class:`RecentEvents`). A loopback host gets the SDK's
+    DNS-rebinding protection (only loopback ``Host`` and ``Origin`` headers are
+    accepted).
     """
     host = listener.getsockname()[0]
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(
+        host=host, event_store=RecentEvents(), retry_interval=RETRY_MILLISECONDS
+    )
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
+    runner = _Uvicorn(config)
+    serving = asyncio.ensure_future(runner.serve(sockets=[listener]))
     if on_ready is not None:
         on_ready(endpoint(listener))
-    await uvicorn.Server(config).serve(sockets=[listener])
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        runner.should_exit = True
+        await serving
+        raise
