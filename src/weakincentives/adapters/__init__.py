@@ -33,6 +33,7 @@ from weakincentives.adapters._settings import (
     LoopSettings,
     RetryPolicy,
 )
+from weakincentives.adapters._step_runner import Decision, Progress, Sent, StepRunner
 from weakincentives.adapters._structured import OutputSchema
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -49,6 +50,7 @@ __all__ = [
     "AssistantMessage",
     "Attempt",
     "ConversationItem",
+    "Decision",
     "Disclosure",
     "DisclosurePolicy",
     "FeedbackMessage",
@@ -61,6 +63,7 @@ __all__ = [
     "OfflineModel",
     "OutputInstructions",
     "OutputSchema",
+    "Progress",
     "PromptMessage",
     "PromptResponse",
     "Provider",
@@ -70,6 +73,8 @@ __all__ = [
     "RetryPolicy",
     "ScriptedCall",
     "ScriptedTurn",
+    "Sent",
+    "StepRunner",
     "TextSink",
     "ToolOutputMessage",
     "TurnRequest",

@@ -313,10 +313,13 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         wire = self._provider.build_request(request)
         sent = await self._send(wire, on_text)
         if deltas == 0 and sent.deltas:
-            # A replayed send: its deltas were published when it ran; rebuild the text.
-            for text in sent.deltas:
-                self._accumulator.add(text)
-            deltas = len(sent.deltas)
+            if sent.unpublished:  # it ran elsewhere: publish what it streamed, now
+                for text in sent.deltas:
+                    on_text(text)
+            else:  # a replayed send: its deltas were published when it ran
+                for text in sent.deltas:
+                    self._accumulator.add(text)
+                deltas = len(sent.deltas)
         reply = sent.reply
         turn = self._provider.read_turn(reply, wire, request)
         if deltas == 0:
