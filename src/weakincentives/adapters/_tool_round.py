@@ -239,7 +239,9 @@ class _Round:
             async def deny() -> ToolExecution:
                 return refuse_tool_call(call, self._scope, message)
 
-            execution = await self._stepped(index, deny, self._tools.get(call.name))
+            # The tool does not run: like any refused call, the step has no tool (so a
+            # runner that runs tools elsewhere runs the refusal here).
+            execution = await self._stepped(index, deny, None)
         else:
 
             async def run() -> ToolExecution:

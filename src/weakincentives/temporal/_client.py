@@ -110,8 +110,8 @@ class EvaluationClient:
         ``params`` are bound to the prompt and sent with it (serde typed values: their
         classes must be importable by the workers). ``evaluation_id`` is the workflow
         id (default: a new UUID); ``session_id`` the id of the session its events
-        name. ``deadline`` (aware) bounds the evaluation and becomes the workflow's
-        execution timeout. ``extras`` must be data; give clients to the worker.
+        name. ``deadline`` (aware) bounds the evaluation, as in process, and, 5 s later,
+        the workflow (its execution timeout). ``extras`` must be data; give clients to the worker.
         """
         bound = _as_prompt(prompt).bind(*params)
         document = start_document(
@@ -136,7 +136,7 @@ class EvaluationClient:
                     field_name="deadline",
                     value=deadline,
                 )
-            timeout = max(deadline - datetime.now(UTC), _SHORTEST)
+            timeout = max(deadline - datetime.now(UTC), timedelta(0)) + DEADLINE_GRACE
         handle = await self._client.start_workflow(
             WORKFLOW_NAME,
             document,
@@ -161,9 +161,10 @@ class EvaluationClient:
         return EvaluationHandle(self._client.get_workflow_handle(evaluation_id))
 
 
-_SHORTEST = timedelta(seconds=1)
-"""The shortest execution timeout given for a deadline (Temporal needs a positive one; a
-deadline already past fails the evaluation before its first request)."""
+DEADLINE_GRACE = timedelta(seconds=5)
+"""Added to a deadline to make the workflow's execution timeout: the loop reports its own
+deadline (``PromptFailed``, with the phase it was in) and the timeout stops a workflow
+that cannot, such as one waiting on an activity that never returns."""
 
 
 def _as_prompt[OutputT](prompt: Prompt[OutputT] | PromptTemplate[OutputT]) -> Prompt[OutputT]:

@@ -13,6 +13,7 @@ result, so the loop rebuilds the same state and publishes the same events.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -28,6 +29,8 @@ from weakincentives.temporal._payloads import check_size
 from weakincentives.temporal._registry import ActivityOptions, PromptEntry
 
 __all__ = ["WorkflowSteps"]
+
+_SHORTEST = timedelta(milliseconds=1)
 
 
 class WorkflowSteps:
@@ -70,7 +73,7 @@ class WorkflowSteps:
             result = await workflow.execute_activity(
                 self._entry.send_activity,
                 document,
-                start_to_close_timeout=self._options.send_timeout,
+                start_to_close_timeout=self._bounded(self._options.send_timeout),
                 retry_policy=self._options.retry_policy,
                 summary=key,
             )
@@ -105,7 +108,7 @@ class WorkflowSteps:
             result = await workflow.execute_activity(
                 name,
                 document,
-                start_to_close_timeout=self._options.tool_timeout,
+                start_to_close_timeout=self._bounded(self._options.tool_timeout),
                 retry_policy=self._options.retry_policy,
                 summary=key,
             )
@@ -130,6 +133,13 @@ class WorkflowSteps:
     async def checkpoint(self, progress: Progress) -> None:
         """Keep the progress for the ``progress`` query (Temporal's history is the record)."""
         self.progress = progress
+
+    def _bounded(self, timeout: timedelta) -> timedelta:
+        """``timeout``, cut to the time left before the evaluation's deadline."""
+        deadline = self._start.deadline
+        if deadline is None:
+            return timeout
+        return max(min(timeout, deadline - workflow.now()), _SHORTEST)
 
     def _check(self, document: Document, step: str) -> None:
         check_size(
