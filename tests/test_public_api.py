@@ -23,6 +23,7 @@ PACKAGES = [
     "weakincentives.runtime",
     "weakincentives.serde",
     "weakincentives.store",
+    "weakincentives.temporal",
     "weakincentives.tools",
     "weakincentives.tools.code_interpreter",
     "weakincentives.tools.web_search",

@@ -212,7 +212,7 @@ def offline(*, hold: bool = False, chunk: int | None = 4) -> OfflineModel:
     return OfflineModel(responder=route, stream_chunk_size=chunk)
 
 
-def evaluation_worker(*, hold: bool = False, payload_limit: int | None = None) -> EvaluationWorker:
+def evaluation_worker(*, hold: bool = False, payload_limit: int = 2_000_000) -> EvaluationWorker:
     """The worker every test serves: all the prompts, short timeouts, quick retries.
 
     Workers of one task queue must agree on everything the workflow reads, so every
@@ -224,5 +224,5 @@ def evaluation_worker(*, hold: bool = False, payload_limit: int | None = None) -
         send_timeout=timedelta(seconds=2),
         tool_timeout=timedelta(seconds=2),
         retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=20), maximum_attempts=4),
-        **({} if payload_limit is None else {"payload_limit": payload_limit}),
+        payload_limit=payload_limit,
     )

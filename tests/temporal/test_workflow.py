@@ -10,23 +10,27 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHistory
 from temporalio.worker import Replayer
+from temporalio.workflow import NondeterminismError
 
 from tests.temporal import agents
 from tests.temporal.conftest import connect
 from weakincentives.adapters import Adapter, PromptResponse
 from weakincentives.errors import EvaluationFailedError, PayloadTooLargeError
+from weakincentives.prompt import MarkdownSection, Prompt, Tool
 from weakincentives.runtime import (
     InProcessEventBus,
     PromptExecuted,
     PromptFailed,
     PromptRendered,
     TextDelta,
+    ToolCall,
     ToolInvoked,
 )
 from weakincentives.temporal import EvaluationClient, EvaluationHandle, EvaluationWorker
@@ -113,7 +117,11 @@ class TestEvaluationThroughAWorker:
         items = [e.n for e in events if isinstance(e, agents.Item)]
         assert sorted(items) == [1, 3, 5]  # records 1 and 3 run at once: either may land first
         assert {type(event) for event in events} >= {
-            PromptRendered, ToolInvoked, TextDelta, PromptExecuted, agents.Item
+            PromptRendered,
+            ToolInvoked,
+            TextDelta,
+            PromptExecuted,
+            agents.Item,
         }
         assert (tmp_path / "w").read_text().count("\n") == 3  # records 1, 3, 5
 
@@ -141,7 +149,9 @@ class TestEvaluationThroughAWorker:
 
         error, events, evaluation_id = asyncio.run(run())
         assert (error.phase, error.error_type, error.evaluation_id) == (
-            "request", "ProviderError", evaluation_id
+            "request",
+            "ProviderError",
+            evaluation_id,
         )
         failures = [event for event in events if isinstance(event, PromptFailed)]
         assert [(f.phase, f.error_type) for f in failures] == [("request", "ProviderError")]
@@ -224,3 +234,126 @@ class TestPayloads:
         assert not result.success
         assert "over the 20,000-byte limit" in result.message
         assert response.text.startswith("Tool 'bulky' returned a result of 50,")
+
+
+class TestEndings:
+    def test_a_deadline_ends_an_evaluation_waiting_for_a_person(
+        self, temporal_address: str
+    ) -> None:
+        """The loop's own deadline (a workflow timer) fails it in phase tool."""
+
+        async def run() -> EvaluationFailedError:
+            async with in_worker(temporal_address) as (_, evaluations):
+                deadline = datetime.now(UTC) + timedelta(seconds=1)
+                handle = await evaluations.start(agents.PAYOUT, deadline=deadline)
+                with pytest.raises(EvaluationFailedError, match="deadline") as failed:
+                    await handle.result()
+                return failed.value
+
+        error = asyncio.run(run())
+        assert (error.phase, error.error_type) == ("tool", "PromptEvaluationError")
+        assert "passed during the tool calls of round 1" in error.reason
+
+    def test_a_prompt_the_workers_do_not_serve_fails_the_workflow(
+        self, temporal_address: str
+    ) -> None:
+        """Not a workflow task retried forever: a failed evaluation naming the prompt."""
+        unknown = Prompt(
+            ns="tests/temporal", key="unknown", sections=[MarkdownSection(title="T", template="T")]
+        )
+
+        async def run() -> EvaluationFailedError:
+            async with in_worker(temporal_address) as (_, evaluations):
+                with pytest.raises(EvaluationFailedError) as failed:
+                    await evaluations.evaluate(unknown)
+                return failed.value
+
+        error = asyncio.run(run())
+        assert (error.phase, error.error_type) == ("internal", "ConfigValidationError")
+        assert "prompt tests/temporal/unknown is not registered with this worker" in error.reason
+
+    def test_a_decision_sent_before_the_evaluation_asks_is_kept(
+        self, temporal_address: str
+    ) -> None:
+        """Decided at start: the calls run without ever waiting."""
+
+        async def run() -> PromptResponse[str]:
+            async with in_worker(temporal_address) as (_, evaluations):
+                handle: EvaluationHandle[str] = await evaluations.start(agents.PAYOUT)
+                await handle.decide("call_1_1", approved=True)
+                await handle.decide("call_1_2", approved=False, message="no")
+                await handle.decide("call_1_2", approved=True)  # the first decision stands
+                return await handle.result()
+
+        response = asyncio.run(run())
+        assert [result.success for result in response.tool_results] == [True, True, False]
+
+
+def _record_in_the_workflow() -> Prompt[str]:
+    """The work prompt with ``record`` marked pure: its calls would be no activities."""
+    pure_record = Tool.wrap(
+        agents.record.handler,  # type: ignore[arg-type]
+        name="record",
+        description=agents.record.description,
+        pure=True,
+    )
+    section = MarkdownSection[agents.Job](
+        title="Job",
+        key="job",
+        template="Do the job.\n\nJOB [${calls}, ${per_round}]",
+        tools=[agents.double, pure_record],
+    )
+    return Prompt(ns=agents.WORK.ns, key=agents.WORK.key, sections=[section])
+
+
+class TestReplay:
+    def test_recorded_histories_replay_without_nondeterminism(
+        self, temporal_address: str, tmp_path: Path
+    ) -> None:
+        """Streaming, pure tools, activities, retries, approvals, a cancellation: all replay."""
+
+        async def run() -> list[WorkflowHistory]:
+            async with in_worker(temporal_address) as (client, evaluations):
+                extras = {"ledger": str(tmp_path / "ledger")}
+                work = await evaluations.start(
+                    agents.work_prompt(agents.Job(calls=4, per_round=2)), extras=extras
+                )
+                flaky = await evaluations.start(agents.FLAKY, agents.Mode(mode="retryable"))
+                payout = await evaluations.start(agents.PAYOUT)
+                await handle_all(payout)
+                cancelled = await evaluations.start(agents.PAYOUT)
+                await eventually(cancelled.pending_approvals, bool)
+                await cancelled.cancel()
+                for handle in (work, flaky, payout):
+                    await handle.result()
+                with pytest.raises(EvaluationFailedError):
+                    await cancelled.result()
+                return [
+                    await client.get_workflow_handle(handle.evaluation_id).fetch_history()
+                    for handle in (work, flaky, payout, cancelled)
+                ]
+
+        histories = asyncio.run(run())
+        worker = agents.evaluation_worker()
+        replayer = Replayer(workflows=worker.workflows, workflow_runner=worker.workflow_runner)
+
+        async def replay() -> None:
+            for history in histories:
+                await replayer.replay_workflow(history)
+
+        asyncio.run(replay())
+        changed = EvaluationWorker(agents.offline(), prompts=[_record_in_the_workflow()])
+        strict = Replayer(workflows=changed.workflows, workflow_runner=changed.workflow_runner)
+        with pytest.raises(NondeterminismError):
+            asyncio.run(strict.replay_workflow(histories[0]))
+
+
+async def handle_all(handle: EvaluationHandle[Any]) -> None:
+    """Approve every call of ``handle`` that waits, until none is left to ask about."""
+    for call_id in ("call_1_1", "call_1_2"):
+
+        def asked(calls: tuple[ToolCall, ...], wanted: str = call_id) -> bool:
+            return [call.call_id for call in calls] == [wanted]
+
+        await eventually(handle.pending_approvals, asked)
+        await handle.decide(call_id, approved=True)

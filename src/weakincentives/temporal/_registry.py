@@ -103,12 +103,13 @@ def entries(
                 }
             ),
         )
+        label = f"(ns {prompt.ns!r}, key {prompt.key!r})"
         for name in (entry.send_activity, *entry.tool_activities.values()):
-            other = activities.setdefault(name, f"{prompt.ns}/{prompt.key}")
-            if other != f"{prompt.ns}/{prompt.key}":
+            other = activities.setdefault(name, label)
+            if other != label:
                 raise ConfigValidationError(
-                    f"prompts {other} and {prompt.ns}/{prompt.key} both need the activity "
-                    f"{name!r}; give one of them another ns or key",
+                    f"prompts {other} and {label} both need the activity {name!r}; give one "
+                    "of them another ns or key",
                     field_name="prompts",
                 )
         found[identity] = entry

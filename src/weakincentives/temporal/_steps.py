@@ -54,7 +54,6 @@ class WorkflowSteps:
         """Decisions received by signal, by call id; the first for a call stands."""
         self.waiting: dict[str, ToolCall] = {}
         """Calls waiting for a decision now, in the order they were asked about."""
-        self.progress = Progress(round=0, status="running")
 
     async def send[ReplyT](
         self, key: str, request: object, run: Callable[[], Awaitable[Sent[ReplyT]]]
@@ -131,8 +130,7 @@ class WorkflowSteps:
         return self.decisions[call.call_id]
 
     async def checkpoint(self, progress: Progress) -> None:
-        """Keep the progress for the ``progress`` query (Temporal's history is the record)."""
-        self.progress = progress
+        """Nothing to save: the workflow's history is the record of every step."""
 
     def _bounded(self, timeout: timedelta) -> timedelta:
         """``timeout``, cut to the time left before the evaluation's deadline."""

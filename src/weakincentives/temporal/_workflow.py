@@ -116,14 +116,6 @@ def build_workflow(registry: Registry) -> type[object]:
         waiting = () if steps is None else steps.waiting.values()
         return [dump_typed(call, ToolCall) for call in waiting]
 
-    @method
-    def progress(self: Any) -> Document:
-        """The round reached and the status (``running``, ``done`` or ``failed``)."""
-        steps = self._state.steps
-        if steps is None:
-            return {"round": 0, "status": "running"}
-        return {"round": steps.progress.round, "status": steps.progress.status}
-
     members: dict[str, object] = {
         "__module__": __name__,
         "__qualname__": name,
@@ -133,7 +125,6 @@ def build_workflow(registry: Registry) -> type[object]:
         "decide": workflow.signal(name="decide")(decide),
         "events": workflow.query(name="events")(events),
         "pending_approvals": workflow.query(name="pending_approvals")(pending_approvals),
-        "progress": workflow.query(name="progress")(progress),
     }
     cls = type(name, (), members)
     _CLASSES[name] = cls
