@@ -23,7 +23,7 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from tests.temporal import agents
-from tests.temporal.conftest import connect
+from tests.temporal.server import connect
 from weakincentives.adapters import Adapter
 from weakincentives.temporal import EvaluationClient
 

@@ -20,7 +20,7 @@ from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
 from tests.temporal import agents
-from tests.temporal.conftest import connect
+from tests.temporal.server import connect
 from weakincentives.adapters import Adapter, PromptResponse
 from weakincentives.errors import EvaluationFailedError, PayloadTooLargeError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool
