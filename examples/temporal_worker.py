@@ -24,14 +24,19 @@ from weakincentives.adapters import (
     TurnRequest,
 )
 from weakincentives.prompt import MarkdownSection, Prompt, ToolContext, ToolResult, tool
+from weakincentives.serde import register_type
 from weakincentives.temporal import EvaluationClient, EvaluationWorker
 
 
+# Params and results cross between processes by type name; a script's classes live in
+# __main__, so give them names of their own (serde's register_type).
+@register_type("examples.travel.Trip")
 @dataclass(frozen=True)
 class Trip:
     city: str
 
 
+@register_type("examples.travel.City")
 @dataclass(frozen=True)
 class City:
     name: str
