@@ -11,35 +11,24 @@ loop runs it unchanged and another provider can carry it on with the discovery t
 - a call of a loaded tool is a call of ``offer.call_tool`` with
   ``{"tool_id": ..., "arguments": {...}}``, run by the catalogue's executor.
 
-A turn whose calls cannot be expressed that way on the target (the discovery tools a
-native provider does not declare, a tool never loaded) is refused with
-``HistoryTranslationError`` before anything is sent.
+How a turn recorded either way is sent to a provider loading natively is decided in
+``_history`` (``native_calls``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
-from weakincentives.adapters._turns import (
-    ConversationItem,
-    ModelTurn,
-    ToolOutputMessage,
-    TurnRequest,
-)
-from weakincentives.errors import HistoryTranslationError
+from weakincentives.adapters._turns import TurnRequest
 from weakincentives.prompt import DeferredTool, DeferredTools, Tool
 from weakincentives.runtime import ToolCall
 from weakincentives.serde import JSONValue
 
 __all__ = [
     "MAX_DEFERRED_TOOLS",
-    "NativeCall",
     "declared_tools",
-    "loaded_before",
-    "native_calls",
     "native_offer",
     "neutral_call",
     "search_arguments",
@@ -113,92 +102,3 @@ def search_arguments(call: ToolCall) -> dict[str, JSONValue]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NativeCall:
-    """One call of a rebuilt turn as a native provider sends it."""
-
-    kind: Literal["search", "loaded", "function"]
-    """A search, a call of a loaded catalogue tool, or an ordinary function call."""
-    call_id: str
-    name: str
-    """The name called on the wire (a loaded tool's own name)."""
-    arguments: str | Mapping[str, JSONValue]
-    """An object for a search or a loaded tool; the call's own arguments otherwise."""
-    group: str | None = None
-    """The group (namespace) of a loaded tool."""
-
-
-def loaded_before(history: Sequence[ConversationItem]) -> set[str]:
-    """Catalogue ids some search output in ``history`` found."""
-    return {
-        tool_id
-        for item in history
-        if isinstance(item, ToolOutputMessage)
-        for tool_id in item.loaded
-    }
-
-
-def native_calls(
-    turn: ModelTurn,
-    offer: DeferredTools,
-    *,
-    loaded: set[str],
-    prompt_name: str,
-    target_format: str,
-) -> tuple[NativeCall, ...]:
-    """The calls of a turn rebuilt from its neutral fields, for a provider loading natively.
-
-    A search stays a search and a call of a catalogue tool loaded earlier becomes a
-    direct call of it. The other discovery tools (list, category search, expansion)
-    have no native form, and a catalogue tool never loaded cannot be called directly:
-    both raise ``HistoryTranslationError`` naming them.
-    """
-    result: list[NativeCall] = []
-    refused: list[str] = []
-    for call in turn.tool_calls:
-        if call.name == offer.search_tool:
-            result.append(
-                NativeCall(
-                    kind="search",
-                    call_id=call.call_id,
-                    name=call.name,
-                    arguments=search_arguments(call),
-                )
-            )
-        elif call.name == offer.call_tool:
-            native = _loaded_call(call, offer, loaded)
-            if native is None:
-                refused.append(f"{call.name} of a tool no search loaded")
-            else:
-                result.append(native)
-        elif call.name in offer.replaces:
-            refused.append(f"{call.name} call")
-        else:
-            result.append(
-                NativeCall(
-                    kind="function", call_id=call.call_id, name=call.name, arguments=call.arguments
-                )
-            )
-    if refused:
-        raise HistoryTranslationError(
-            prompt_name=prompt_name,
-            source_format=turn.raw_format or "unknown",
-            target_format=f"{target_format} with native tool search",
-            kinds=tuple(dict.fromkeys(refused)),
-        )
-    return tuple(result)
-
-
-def _loaded_call(call: ToolCall, offer: DeferredTools, loaded: set[str]) -> NativeCall | None:
-    arguments = search_arguments(call)
-    tool_id, inner = arguments.get("tool_id"), arguments.get("arguments", {})
-    if not isinstance(tool_id, str) or tool_id not in loaded or not isinstance(inner, dict):
-        return None
-    tool = offer.by_id(tool_id)
-    if tool is None:
-        return None
-    return NativeCall(
-        kind="loaded", call_id=call.call_id, name=tool.name, arguments=inner, group=tool.group
-    )

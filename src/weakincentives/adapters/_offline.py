@@ -20,13 +20,9 @@ from typing import Any, Literal
 
 from weakincentives._direct import direct_constructor
 from weakincentives.adapters._factory import adapter_factory
+from weakincentives.adapters._history import loaded_before
 from weakincentives.adapters._hosted import HostedToolCodec
-from weakincentives.adapters._native_search import (
-    declared_tools,
-    loaded_before,
-    native_offer,
-    neutral_call,
-)
+from weakincentives.adapters._native_search import declared_tools, native_offer, neutral_call
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._turns import (
     AssistantMessage,

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from weakincentives.adapters._history import call_input
-from weakincentives.adapters._native_search import NativeCall, neutral_call
+from weakincentives.adapters._history import NativeCall, call_input
+from weakincentives.adapters._native_search import neutral_call
 from weakincentives.adapters._turns import ToolOutputMessage
 from weakincentives.prompt import DeferredTools
 from weakincentives.runtime import ToolCall

@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from weakincentives.adapters._history import call_input, replays_raw_items, spoken_text
-from weakincentives.adapters._native_search import (
-    declared_tools,
+from weakincentives.adapters._history import (
+    call_input,
     loaded_before,
     native_calls,
-    native_offer,
+    replays_raw_items,
+    spoken_text,
 )
+from weakincentives.adapters._native_search import declared_tools, native_offer
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,

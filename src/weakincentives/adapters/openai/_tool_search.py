@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from weakincentives.adapters._history import call_arguments, call_input
-from weakincentives.adapters._native_search import NativeCall, neutral_call
+from weakincentives.adapters._history import NativeCall, call_arguments, call_input
+from weakincentives.adapters._native_search import neutral_call
 from weakincentives.adapters._turns import ToolOutputMessage
 from weakincentives.prompt import DeferredTool, DeferredTools
 from weakincentives.runtime import ToolCall

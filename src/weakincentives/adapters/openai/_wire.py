@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
-from weakincentives.adapters._native_search import (
-    declared_tools,
+from weakincentives.adapters._history import (
+    call_arguments,
     loaded_before,
     native_calls,
-    native_offer,
+    replays_raw_items,
+    spoken_text,
 )
+from weakincentives.adapters._native_search import declared_tools, native_offer
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
