@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import pytest
 
 from tests.adapters.anthropic import bodies as claude_bodies
 from tests.adapters.conftest import OpenAILoopback, ok, response_body
-from weakincentives.adapters import Adapter, OfflineAdapter, ScriptedCall, ScriptedTurn
+from tests.adapters.openai.chat_bodies import completion
+from weakincentives.adapters import (
+    Adapter,
+    AssistantMessage,
+    OfflineAdapter,
+    PromptMessage,
+    ScriptedCall,
+    ScriptedTurn,
+    ToolOutputMessage,
+    TurnRequest,
+)
+from weakincentives.adapters._native_search import MAX_DEFERRED_TOOLS
 from weakincentives.adapters.anthropic import AnthropicMessages
 from weakincentives.adapters.openai import ChatCompletions, OpenAIResponses
 from weakincentives.discovery import (
@@ -29,8 +41,16 @@ from weakincentives.discovery import (
     ToolDiscovery,
     ToolDiscoverySection,
 )
-from weakincentives.errors import ConfigValidationError
-from weakincentives.prompt import MarkdownSection, Prompt
+from weakincentives.discovery import _section as discovery_section
+from weakincentives.errors import ConfigValidationError, HistoryTranslationError
+from weakincentives.prompt import (
+    DeferredTools,
+    MarkdownSection,
+    Prompt,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
 from weakincentives.runtime import InProcessEventBus, Session
 from weakincentives.serde import JSONValue
 
@@ -182,7 +202,9 @@ class TestOpenAIClientSearch:
             ok(openai_reply(response_body(search_call("ts1", "rain forecast for a city")))),
             ok(
                 openai_reply(
-                    response_body(namespaced_call("c1", "weather_forecast", "Weather", city="Lisbon"))
+                    response_body(
+                        namespaced_call("c1", "weather_forecast", "Weather", city="Lisbon")
+                    )
                 )
             ),
             ok(openai_reply(response_body(answer("It will rain.")))),
@@ -275,7 +297,9 @@ class TestOpenAIClientSearch:
         loaded = [tool["name"] for group in output["tools"] for tool in group["tools"]]
         assert loaded == ["weather_forecast"]
 
-    def test_a_search_that_finds_nothing_loads_nothing(self, openai_loopback: OpenAILoopback) -> None:
+    def test_a_search_that_finds_nothing_loads_nothing(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
         """A failed search is a completed output with no tools; the model reads no error text."""
         openai_loopback.reply(
             ok(openai_reply(response_body(search_call("ts1", "zzzz qqqq")))),
@@ -379,7 +403,10 @@ class TestAnthropicClientSearch:
         ("mode", "declared"),
         [
             ("bm25", {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
-            ("regex", {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}),
+            (
+                "regex",
+                {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+            ),
         ],
     )
     def test_anthropics_own_search_loads_and_the_call_runs_here(
@@ -387,14 +414,16 @@ class TestAnthropicClientSearch:
     ) -> None:
         """The server's search blocks replay as they came; the loaded tool's call runs here."""
         name = str(declared["name"])
-        blocks = (
+        blocks: tuple[Body, ...] = (
             claude_bodies.server_tool_use("srvtoolu_1", name, {"query": "forecast"}),
             {
                 "type": "tool_search_tool_result",
                 "tool_use_id": "srvtoolu_1",
                 "content": {
                     "type": "tool_search_tool_search_result",
-                    "tool_references": [{"type": "tool_reference", "tool_name": "weather_forecast"}],
+                    "tool_references": [
+                        {"type": "tool_reference", "tool_name": "weather_forecast"}
+                    ],
                 },
             },
             claude_bodies.tool_use("toolu_2", "weather_forecast", {"city": "Braga"}),
@@ -425,15 +454,19 @@ class TestFallback:
         self, openai_loopback: OpenAILoopback
     ) -> None:
         """The same prompt on a provider without native search declares the five tools."""
-        from tests.adapters.openai.chat_bodies import completion
-
         openai_loopback.reply(ok(completion("No tools needed.")))
         provider = ChatCompletions(
             model="gpt-test", base_url=openai_loopback.base_url, api_key="k", max_retries=0
         )
         Adapter(provider).evaluate(catalogue_prompt())
         names = [tool["function"]["name"] for tool in openai_loopback.bodies[0]["tools"]]
-        assert names == ["list", "search_tool_by_category", "search_nodes", "expand_tool", "call_tool"]
+        assert names == [
+            "list",
+            "search_tool_by_category",
+            "search_nodes",
+            "expand_tool",
+            "call_tool",
+        ]
 
     @pytest.mark.parametrize("provider", ["openai", "anthropic"])
     def test_off_keeps_the_discovery_tools(
@@ -497,7 +530,9 @@ class TestOffline:
                         ),
                     )
                 ),
-                ScriptedTurn(calls=(ScriptedCall(name="weather_forecast", arguments={"city": "Evora"}),)),
+                ScriptedTurn(
+                    calls=(ScriptedCall(name="weather_forecast", arguments={"city": "Evora"}),)
+                ),
                 ScriptedTurn(text="Rain."),
             ],
             tool_search="client",
@@ -505,19 +540,22 @@ class TestOffline:
         response = adapter.evaluate(catalogue_prompt())
         search, call = response.tool_executions
         assert call.result.message == "Rain in Evora."
-        first, second, third = (turn for turn in response.conversation[1::2])
-        assert first.turn.request == {
+        first, second, third = [
+            item.turn for item in response.conversation if isinstance(item, AssistantMessage)
+        ]
+        assert first.request == {
             "tools": [],
             "search_tool": "search_tool_by_category",
             "deferred_groups": ["Weather", "Finance"],
             "deferred_tools": 2,
             "loaded": [],
         }
-        assert second.turn.request["loaded"] == ["weather_forecast"]
-        assert first.turn.raw_items[0]["type"] == "tool_search_call"
-        assert second.turn.raw_items[0]["namespace"] == "Weather"
+        assert second.request is not None
+        assert second.request["loaded"] == ["weather_forecast"]
+        assert first.raw_items[0]["type"] == "tool_search_call"
+        assert second.raw_items[0]["namespace"] == "Weather"
         assert search.result.success is True
-        assert third.turn.text == "Rain."
+        assert third.text == "Rain."
 
     def test_offline_without_simulation_keeps_the_discovery_tools(self) -> None:
         """``call_every_tool`` calls the five discovery tools when nothing is native."""
@@ -530,3 +568,120 @@ class TestOffline:
             "expand_tool",
             "call_tool",
         ]
+
+
+class TestLimits:
+    def test_a_catalogue_over_the_limit_keeps_the_discovery_tools(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Beyond MAX_DEFERRED_TOOLS the provider falls back rather than risk a 400."""
+        offer = catalogue_prompt().render().deferred_tools
+        assert offer is not None
+        crowd = tuple(
+            replace(offer.tools[0], tool_id=f"t{n}", name=f"t{n}")
+            for n in range(MAX_DEFERRED_TOOLS + 1)
+        )
+        big = replace(offer, tools=crowd)
+        prompt = Prompt(
+            ns="tests/tool_search",
+            key="big",
+            sections=[OfferingSection(big, replaced=catalogue_prompt())],
+        )
+        openai_loopback.reply(ok(response_body(answer("ok"))))
+        openai_loopback.adapter().evaluate(prompt)
+        assert "tool_search" not in tool_names(openai_loopback.bodies[0])
+
+    def test_the_section_offers_no_more_than_its_limit(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A catalogue with more callable tools than the section's bound is not offered."""
+        monkeypatch.setattr(discovery_section, "MAX_DEFERRED_TOOLS", 1)
+        assert catalogue_prompt().render().deferred_tools is None
+
+    def test_a_catalogue_name_taken_by_a_prompt_tool_keeps_the_discovery_tools(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Declaring two tools of one name would be refused, so nothing is deferred."""
+        clash = Tool[Clash, None](
+            name="weather_forecast", description="Our own forecast.", handler=clash_handler
+        )
+        prompt = Prompt(
+            ns="tests/tool_search",
+            key="clash",
+            sections=[
+                *catalogue_prompt().template.sections,
+                MarkdownSection(title="Mine", template="Mine.", tools=[clash]),
+            ],
+        )
+        openai_loopback.reply(ok(response_body(answer("ok"))))
+        openai_loopback.adapter().evaluate(prompt)
+        assert tool_names(openai_loopback.bodies[0])[:5] == [
+            "list",
+            "search_tool_by_category",
+            "search_nodes",
+            "expand_tool",
+            "call_tool",
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Clash:
+    city: str = ""
+
+
+def clash_handler(params: Clash, *, context: ToolContext) -> ToolResult[None]:
+    return ToolResult(message="mine")
+
+
+class OfferingSection(MarkdownSection):
+    """A section offering a hand-built catalogue, with the discovery tools of another prompt."""
+
+    def __init__(self, offer: DeferredTools, *, replaced: Prompt[None]) -> None:
+        self._offer = offer
+        section = replaced.template.sections[1]
+        super().__init__(title="Offer", template="Offer.", tools=section.tools())
+
+    def deferred_tools(self) -> DeferredTools | None:
+        return self._offer
+
+
+class TestHistoryRefusals:
+    def test_a_call_of_a_tool_no_search_loaded_is_refused_on_a_native_target(self) -> None:
+        """After OpenAI's own search, Anthropic cannot be shown the call's tool as loaded."""
+        prompt = catalogue_prompt()
+        rendered = prompt.render()
+        reply = response_body(
+            {**search_call("x", "forecast", "server"), "call_id": None},
+            namespaced_call("c1", "weather_forecast", "Weather", city="Porto"),
+        )
+        source = OpenAIResponses(model="g", api_key="k", tool_search="server")
+        request = turn_request(rendered, (PromptMessage(text="Go."),))
+        turn = source.read_turn(reply, {}, request)
+        history = (
+            PromptMessage(text="Go."),
+            AssistantMessage(turn=turn),
+            ToolOutputMessage(call_id="c1", name="call_tool", content="Rain.", success=True),
+        )
+        target = AnthropicMessages(model="c", api_key="k")
+        with pytest.raises(HistoryTranslationError, match="no search loaded") as caught:
+            target.build_request(turn_request(rendered, history))
+        assert caught.value.kinds == ("call_tool of a tool no search loaded",)
+        assert caught.value.source_format == "openai-responses"
+        chat: Any = ChatCompletions(model="g", api_key="k").build_request(
+            turn_request(rendered, history)
+        )
+        (assistant,) = [m for m in chat["messages"] if m["role"] == "assistant"]
+        assert assistant["tool_calls"][0]["function"]["name"] == "call_tool"
+        for provider in (source, target):
+            provider.close()
+
+
+def turn_request(rendered: Any, history: tuple[Any, ...]) -> TurnRequest:
+    return TurnRequest(
+        prompt_name="p",
+        rendered=rendered,
+        history=history,
+        hosted_tools=(),
+        output_schema=None,
+        round=1,
+    )
