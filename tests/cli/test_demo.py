@@ -11,6 +11,7 @@ import pytest
 from weakincentives._cli import main
 from weakincentives._cli._demo import DemoOptions, build_adapter, native_summary
 from weakincentives.errors import ConfigValidationError
+from weakincentives.serde import JSONValue
 
 
 def run(*argv: str) -> str:
@@ -116,6 +117,6 @@ def test_tool_search_reaches_the_provider(
 
 def test_native_summary_of_a_provider_request_counts_deferred_tools() -> None:
     """A real provider's body shows how many catalogue tools were declared deferred."""
-    body = {"tools": [{"name": "a", "defer_loading": True}, {"name": "b"}]}
+    body: dict[str, JSONValue] = {"tools": [{"name": "a", "defer_loading": True}, {"name": "b"}]}
     assert native_summary(body) == "the request declared 1 catalogue tools deferred"
     assert native_summary(None) == "no request was recorded"
