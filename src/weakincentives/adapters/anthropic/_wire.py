@@ -372,7 +372,9 @@ def parse_messages_reply(
         untranslatable=tuple(
             str(block.get("type"))
             for block in blocks
-            if isinstance(block, dict) and block.get("type") not in _NEUTRAL_BLOCKS
+            if isinstance(block, dict)
+            and block.get("type") not in _NEUTRAL_BLOCKS
+            and not _native_block(block.get("type"), block.get("name"))
         ),
         usage=usage,
         response_id=parent,
