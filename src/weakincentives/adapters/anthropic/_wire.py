@@ -369,17 +369,22 @@ def parse_messages_reply(
         tool_calls=tuple(calls),
         raw_items=(raw,),
         raw_format=ANTHROPIC_FORMAT,
-        untranslatable=tuple(
-            str(block.get("type"))
-            for block in blocks
-            if isinstance(block, dict)
-            and block.get("type") not in _NEUTRAL_BLOCKS
-            and not _native_block(block.get("type"), block.get("name"))
-        ),
+        untranslatable=_untranslatable(blocks),
         usage=usage,
         response_id=parent,
         refusal=refusal,
         request=request,
+    )
+
+
+def _untranslatable(blocks: Sequence[JSONValue]) -> tuple[str, ...]:
+    """Types of blocks with no neutral form (hosted-tool calls and results)."""
+    return tuple(
+        str(block.get("type"))
+        for block in blocks
+        if isinstance(block, dict)
+        and block.get("type") not in _NEUTRAL_BLOCKS
+        and not _native_block(block.get("type"), block.get("name"))
     )
 
 
