@@ -164,6 +164,26 @@ class TestNativeCalls:
         assert caught.value.target_format == "anthropic-messages with native tool search"
         assert caught.value.source_format == "openai-chat"
 
+    def test_an_ordinary_call_in_a_foreign_turn_stays_a_function_call(self) -> None:
+        """Calls of the prompt's own tools keep their name and get no namespace."""
+        turn = ModelTurn(
+            text="Looking.",
+            tool_calls=(ToolCall(call_id="c1", name="lookup", arguments='{"a": 1}'),),
+            raw_format="openai-chat",
+        )
+        history = (
+            PromptMessage(text="Go."),
+            AssistantMessage(turn=turn),
+            ToolOutputMessage(call_id="c1", name="lookup", content="found", success=True),
+        )
+        provider = OpenAIResponses(model="g", api_key="k")
+        body: Any = provider.build_request(turn_request(catalogue_prompt().render(), history))
+        provider.close()
+        assert body["input"][1:3] == [
+            {"type": "message", "role": "assistant", "content": "Looking."},
+            {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"a": 1}'},
+        ]
+
 
 class TestNames:
     def test_names_are_kept_when_safe_and_spelled_safely_otherwise(self) -> None:
@@ -182,11 +202,13 @@ class TestNames:
 
     def test_a_digest_collision_is_salted(self) -> None:
         """Even a name whose digested form is taken gets a free one."""
-        first = wire_name("a.b", set())
+        first = wire_name("a.b", {"a_b"})
+        assert first.startswith("a_b_")
         taken = {"a_b", first}
         second = wire_name("a.b", taken)
         assert second not in {"a_b", first}
         assert second.startswith("a_b_")
+        assert len(second) == len(first)
 
     def test_a_catalogue_with_nothing_callable_is_not_offered(self) -> None:
         """Every tool hidden or uncallable: nothing to defer, the five tools stay."""
