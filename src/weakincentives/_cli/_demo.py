@@ -18,13 +18,19 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
-from weakincentives._cli._demo_model import demo_responder
+from weakincentives._cli._demo_model import demo_responder, native_demo_responder
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode
+from weakincentives.adapters import (
+    Adapter,
+    AssistantMessage,
+    OfflineAdapter,
+    Recorded,
+    RecordMode,
+)
 from weakincentives.adapters.anthropic import AnthropicAdapter
 from weakincentives.adapters.openai import (
     ChatCompletionsAdapter,
@@ -43,6 +49,9 @@ DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6"}
 """Per-adapter default model; the others use ``DEFAULT_MODEL``."""
 ADAPTERS = ("offline", "openai", "openai-chat", "anthropic")
+TOOL_SEARCH = ("client", "server", "bm25", "regex")
+"""``--tool-search`` modes: ``client`` on every adapter that has native search (simulated
+offline), ``server`` on openai, ``bm25`` and ``regex`` on anthropic."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +68,9 @@ class DemoOptions:
     cassette: str | None = None
     """A cassette file to record the run to, or to replay it from (see ``cassette_mode``)."""
     cassette_mode: RecordMode = "replay"
+    tool_search: str | None = None
+    """Load the platform catalogue through the provider's native tool search in this mode
+    (see ``TOOL_SEARCH``); None keeps the discovery tools with expansion enforced."""
 
     @classmethod
     def from_environment(
@@ -72,6 +84,7 @@ class DemoOptions:
         temperature: float | None = None,
         record: str | None = None,
         replay: str | None = None,
+        tool_search: str | None = None,
     ) -> DemoOptions:
         """Options from the flags, falling back to the environment.
 
@@ -95,6 +108,7 @@ class DemoOptions:
             request_options=options,
             cassette=record or replay,
             cassette_mode="record" if record else "replay",
+            tool_search=tool_search,
         )
 
 
@@ -132,14 +146,24 @@ def _named_adapter(options: DemoOptions) -> Adapter[Any]:
     extra = dict(options.request_options)
     # A replay never reaches the service: the SDK client needs a key, not a real one.
     key = "unused-in-replay" if options.cassette and options.cassette_mode == "replay" else None
+    native: dict[str, Any] = {}
+    if options.tool_search is not None:
+        native["tool_search"] = options.tool_search
     if options.adapter == "offline":
         # The offline model answers web searches with Responses API items.
         return OfflineAdapter(
-            responder=demo_responder, name="offline", hosted_tool_codecs=default_openai_codecs()
+            responder=native_demo_responder if native else demo_responder,
+            name="offline",
+            hosted_tool_codecs=default_openai_codecs(),
+            **native,
         )
     if options.adapter == "openai":
         return OpenAIAdapter(
-            model=options.model, base_url=options.base_url, request_options=extra, api_key=key
+            model=options.model,
+            base_url=options.base_url,
+            request_options=extra,
+            api_key=key,
+            **({"tool_search": "off"} | native),
         )
     if options.adapter == "openai-chat":
         # Local servers read max_tokens (not always max_completion_tokens), and small
@@ -154,13 +178,37 @@ def _named_adapter(options: DemoOptions) -> Adapter[Any]:
         )
     if options.adapter == "anthropic":
         return AnthropicAdapter(
-            model=options.model, base_url=options.base_url, request_options=extra, api_key=key
+            model=options.model,
+            base_url=options.base_url,
+            request_options=extra,
+            api_key=key,
+            **({"tool_search": "off"} | native),
         )
     raise ConfigValidationError(
         f"unknown adapter {options.adapter!r}; use one of {', '.join(map(repr, ADAPTERS))}",
         field_name="adapter",
         value=options.adapter,
     )
+
+
+def native_summary(request: Mapping[str, JSONValue] | None) -> str:
+    """What the model was shown natively in its last request, in one line.
+
+    The offline model's simulated view names the loaded tools; a provider's request body
+    shows how many catalogue tools it declared deferred.
+    """
+    if request is None:
+        return "no request was recorded"
+    loaded = request.get("loaded")
+    if isinstance(loaded, list):
+        return (
+            f"the model was shown {request.get('deferred_tools')} catalogue tools deferred "
+            f"in {len(cast('list[JSONValue]', request.get('deferred_groups') or []))} groups "
+            f"instead of the discovery tools; its searches loaded: "
+            f"{', '.join(map(str, loaded)) or 'nothing'}"
+        )
+    text = json.dumps(request.get("tools", []))
+    return f"the request declared {text.count('defer_loading')} catalogue tools deferred"
 
 
 def _runnable(
@@ -194,7 +242,8 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     transcript = Transcript(out, show_prompt=options.show_prompt)
     transcript.attach(bus)
     transcript.line(f"weakincentives demo: on-call triage on the {adapter.name} adapter")
-    prompt, dropped = _runnable(build_triage_prompt(), adapter)
+    native = options.tool_search is not None
+    prompt, dropped = _runnable(build_triage_prompt(native_tool_search=native), adapter)
     for key in dropped:
         transcript.line(
             f"(section {key!r} left out: the {adapter.name} adapter cannot run its hosted tools)"
@@ -215,6 +264,10 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         transcript.heading("Web search citations")
         for citation in search.citations:
             transcript.line(f"  - {citation.title} <{citation.url}>")
+    if native:
+        transcript.heading("Native tool search")
+        turns = [item.turn for item in response.conversation if isinstance(item, AssistantMessage)]
+        transcript.line(f"  {native_summary(turns[-1].request if turns else None)}")
     usage = sum((event.usage for event in session.select(PromptExecuted)), TokenUsage())
     transcript.heading("Totals")
     transcript.line(
@@ -234,6 +287,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         temperature=arguments.temperature,
         record=arguments.record,
         replay=arguments.replay,
+        tool_search=arguments.tool_search,
     )
     return run_demo(options, out)
 
@@ -254,7 +308,10 @@ def register(group: CommandGroup) -> None:
             "names the model; --temperature and --request-options (or "
             "WINK_REQUEST_OPTIONS) are added to every request. --record PATH writes every "
             "exchange with the model to a cassette file; --replay PATH answers from it, "
-            "with no network."
+            "with no network. --tool-search MODE loads the platform catalogue through "
+            "the provider's native tool search (client: our ranker answers its searches; "
+            "server on openai, bm25 or regex on anthropic: the provider's own search; "
+            "offline simulates client) instead of the discovery tools."
         ),
         examples=(
             "",
@@ -264,6 +321,8 @@ def register(group: CommandGroup) -> None:
             "--adapter anthropic --model claude-sonnet-4-6",
             "--adapter openai --record triage.json",
             "--adapter openai --replay triage.json",
+            "--tool-search client",
+            "--adapter anthropic --tool-search bm25",
         ),
         run=_run,
     )
@@ -278,6 +337,13 @@ def register(group: CommandGroup) -> None:
         help="a JSON object added to every request, e.g. '{\"top_p\": 0.9}'",
     )
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
+    demo.add_argument(
+        "--tool-search",
+        choices=TOOL_SEARCH,
+        default=None,
+        help="load the catalogue through the provider's native tool search (default: the "
+        "discovery tools)",
+    )
     cassette = demo.add_mutually_exclusive_group()
     cassette.add_argument(
         "--record", default=None, metavar="PATH", help="record every model exchange to PATH"

@@ -85,6 +85,9 @@ class ToolOutputMessage:
     content: str
     """What the model reads: ``ToolResult.model_content()``."""
     success: bool
+    loaded: tuple[str, ...] = ()
+    """Catalogue tool ids a search call found (its payload's ``loaded_tool_ids``): a
+    provider loading a catalogue natively sends their definitions instead of the text."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -173,6 +173,24 @@ class ToolDiscovery:
         """
         return self._view.visible_tool(tool_id) is not None
 
+    @property
+    def require_expansion(self) -> bool:
+        """Whether ``call_tool`` refuses tools this service has not expanded."""
+        return self._require_expansion
+
+    def callable_tools(self) -> tuple[CatalogTool, ...]:
+        """Every tool the caller may see and call, in catalogue order (no event).
+
+        What a provider may be shown when it loads the catalogue natively: the access
+        policy decides here exactly as it does for every operation.
+        """
+        view = self._view
+        return tuple(
+            tool
+            for position, tool in enumerate(self._catalog.tools)
+            if view.is_visible(position) and view.can_call(tool)
+        )
+
     def overview(self) -> CatalogOverview:
         """How many tools the caller may see, and the top-level categories holding them.
 

@@ -10,6 +10,7 @@ from weakincentives.prompt._collaborators import (
     SessionProtocol,
     SessionStore,
 )
+from weakincentives.prompt._deferred import DeferredTool, DeferredTools
 from weakincentives.prompt._hosted import HostedTool, HostedToolConfig, HostedToolOutput
 from weakincentives.prompt._markdown import MarkdownSection
 from weakincentives.prompt._open_sections import (
@@ -46,6 +47,8 @@ from weakincentives.prompt._visibility import (
 __all__ = [
     "OPEN_SECTIONS",
     "OPEN_SECTIONS_INLINE",
+    "DeferredTool",
+    "DeferredTools",
     "EmptyParams",
     "EvaluatingAdapter",
     "EvaluationOutcome",
