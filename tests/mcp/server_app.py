@@ -94,6 +94,7 @@ def build_server(
     deep_category: int = 0,
     burst: bool = False,
     hang_list: bool = False,
+    big_listing: int = 0,
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
@@ -103,7 +104,8 @@ def build_server(
     ``deep_category`` adds a tool whose ``_meta.category`` has that many segments;
     ``burst`` adds ``burst`` (sends ``count`` list-changed notifications, holding every
     ``tools/list`` until the last is sent) and ``list_count`` (how many were served);
-    ``hang_list`` makes ``tools/list`` never answer.
+    ``hang_list`` makes ``tools/list`` never answer; ``big_listing`` adds tools whose
+    descriptions make the listing that many bytes larger.
     """
     tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
     if deep_category:
@@ -118,6 +120,14 @@ def build_server(
         )
     if burst:
         tools.extend(BURST_TOOLS)
+    for index in range(0, big_listing, 100_000):
+        tools.append(
+            types.Tool(
+                name=f"bulky_{index // 100_000}",
+                description="x" * min(100_000, big_listing - index),
+                input_schema=_object({}, []),
+            )
+        )
     listed = [0]
     sent = asyncio.Event()
     sent.set()
