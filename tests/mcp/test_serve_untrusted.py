@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
@@ -328,3 +329,47 @@ def test_stdin_from_a_regular_file_is_served_by_the_sdks_reader(
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [answer["id"] for answer in answers] == [1, 2]
     assert len(answers[1]["result"]["tools"]) == 5
+
+
+@pytest.fixture
+def served_http(catalog_file: Path) -> Iterator[str]:
+    """``wink mcp serve --http 127.0.0.1:0``; yields the endpoint it prints."""
+    process = subprocess.Popen(
+        [*_serve_argv(catalog_file), "--http", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        yield process.stderr.readline().rsplit(" ", 1)[1].strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=ANSWER_SECONDS)
+        process.stderr.close()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        rb'{"query": "0\ud800"}',
+        b'{"query": %s}' % _nested(300),
+        b'{"query": %s}' % _nested(100_000),
+    ],
+    ids=["lone-surrogate-escape", "300-deep", "100000-deep"],
+)
+def test_an_unreadable_request_is_answered_over_http(served_http: str, arguments: bytes) -> None:
+    """Over streamable HTTP the SDK answers such a body itself: 400 with -32700."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    with httpx2.Client(timeout=ANSWER_SECONDS) as client:
+        response = client.post(served_http, content=_call_line(47, arguments), headers=headers)
+    assert response.status_code == 400
+    answer = response.json()
+    assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == ("2.0", None, -32700)
+    assert answer["error"]["message"].startswith("Parse error: ")
