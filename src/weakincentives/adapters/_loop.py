@@ -74,6 +74,7 @@ from weakincentives.runtime import (
     ToolCall,
     ToolExecution,
 )
+from weakincentives.serde import detached
 
 __all__ = ["Evaluation"]
 
@@ -489,7 +490,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 adapter=self._provider.name,
                 session_id=self._session.session_id,
                 text=text,
-                output=output,
+                output=detached(output),  # the caller gets ``output``; the record keeps a copy
                 tool_call_count=len(self._executions),
                 rounds=self._rounds,
                 halted=halt is not None,

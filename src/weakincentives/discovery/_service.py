@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
-from weakincentives._bounded import quote
+from weakincentives._bounded import exception_text, quote
 from weakincentives._portal import run_sync
 from weakincentives.discovery._access import AccessPolicy
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
@@ -421,7 +421,7 @@ class ToolDiscovery:
             outcome = await executor.execute(tool, arguments)
         except Exception as exc:  # the executor's failure is the tool's failure, not ours
             error_type = type(exc).__name__
-            outcome = CallOutcome(success=False, message=f"{tool_id} failed: {error_type}: {exc}")
+            outcome = CallOutcome(success=False, message=f"{tool_id} failed: {exception_text(exc)}")
         with self._lock:
             caused_by = self._expanded.get(tool_id)
         self._publish(
