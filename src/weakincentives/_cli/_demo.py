@@ -6,9 +6,12 @@ Offline by default (a deterministic responder plays the model). With ``--adapter
 server such as llama.cpp, Ollama or vLLM via ``--base-url`` / ``OPENAI_BASE_URL``) or
 ``anthropic`` (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``). Request options such as
 the temperature come from ``--temperature`` and ``--request-options`` (or
-``WINK_REQUEST_OPTIONS``), as JSON. ``--record PATH`` writes every exchange with the
-model to a cassette file; ``--replay PATH`` answers from it instead of the model, with
-no network, so a run recorded against a real model replays offline, identically.
+``WINK_REQUEST_OPTIONS``), as JSON; ``--answer-schema`` (or ``WINK_ANSWER_SCHEMA``) says
+when the report's schema goes in the request (``LoopSettings.answer_schema``). Tool
+calls a model writes as text are read as calls on every adapter. ``--record PATH``
+writes every exchange with the model to a cassette file; ``--replay PATH`` answers from
+it instead of the model, with no network, so a run recorded against a real model
+replays offline, identically.
 """
 
 from __future__ import annotations
@@ -24,11 +27,18 @@ from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode
-from weakincentives.adapters.anthropic import AnthropicAdapter
+from weakincentives.adapters import (
+    Adapter,
+    AnswerSchemaMode,
+    LoopSettings,
+    OfflineAdapter,
+    Recorded,
+    RecordMode,
+)
+from weakincentives.adapters.anthropic import AnthropicMessages
 from weakincentives.adapters.openai import (
-    ChatCompletionsAdapter,
-    OpenAIAdapter,
+    ChatCompletions,
+    OpenAIResponses,
     default_openai_codecs,
 )
 from weakincentives.errors import ConfigValidationError
@@ -43,6 +53,7 @@ DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6"}
 """Per-adapter default model; the others use ``DEFAULT_MODEL``."""
 ADAPTERS = ("offline", "openai", "openai-chat", "anthropic")
+ANSWER_SCHEMA_MODES: tuple[AnswerSchemaMode, ...] = ("without_tools", "always", "never")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +70,8 @@ class DemoOptions:
     cassette: str | None = None
     """A cassette file to record the run to, or to replay it from (see ``cassette_mode``)."""
     cassette_mode: RecordMode = "replay"
+    answer_schema: AnswerSchemaMode = "without_tools"
+    """When the report's schema goes in the request (``LoopSettings.answer_schema``)."""
 
     @classmethod
     def from_environment(
@@ -72,13 +85,15 @@ class DemoOptions:
         temperature: float | None = None,
         record: str | None = None,
         replay: str | None = None,
+        answer_schema: str | None = None,
     ) -> DemoOptions:
         """Options from the flags, falling back to the environment.
 
         Variables: ``WINK_ADAPTER``, ``WINK_MODEL``, the service's base URL variable
         (``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``) and ``WINK_REQUEST_OPTIONS``.
         ``request_options`` is a JSON object; ``temperature`` is added to it. ``record``
-        and ``replay`` name a cassette file (at most one of them).
+        and ``replay`` name a cassette file (at most one of them). ``answer_schema``
+        falls back to ``WINK_ANSWER_SCHEMA``.
         """
         chosen = adapter or os.environ.get("WINK_ADAPTER") or "offline"
         variable = "ANTHROPIC_BASE_URL" if chosen == "anthropic" else "OPENAI_BASE_URL"
@@ -95,7 +110,22 @@ class DemoOptions:
             request_options=options,
             cassette=record or replay,
             cassette_mode="record" if record else "replay",
+            answer_schema=_answer_schema(
+                answer_schema or os.environ.get("WINK_ANSWER_SCHEMA") or "without_tools"
+            ),
         )
+
+
+def _answer_schema(value: str) -> AnswerSchemaMode:
+    for mode in ANSWER_SCHEMA_MODES:
+        if value == mode:
+            return mode
+    raise ConfigValidationError(
+        f"unknown answer schema mode {value!r}; use one of "
+        f"{', '.join(map(repr, ANSWER_SCHEMA_MODES))}",
+        field_name="answer_schema",
+        value=value,
+    )
 
 
 def _json_object(text: str | None) -> dict[str, JSONValue]:
@@ -128,34 +158,40 @@ def build_adapter(options: DemoOptions) -> Adapter[Any]:
 
 
 def _named_adapter(options: DemoOptions) -> Adapter[Any]:
-    """The offline responder, or the adapter asked for by name."""
+    """The offline responder, or the adapter asked for by name.
+
+    Every adapter reads tool calls written as text: small local models write them
+    that way on every endpoint of their server.
+    """
     extra = dict(options.request_options)
     # A replay never reaches the service: the SDK client needs a key, not a real one.
     key = "unused-in-replay" if options.cassette and options.cassette_mode == "replay" else None
+    settings = LoopSettings(recover_text_tool_calls=True, answer_schema=options.answer_schema)
     if options.adapter == "offline":
         # The offline model answers web searches with Responses API items.
         return OfflineAdapter(
             responder=demo_responder, name="offline", hosted_tool_codecs=default_openai_codecs()
         )
     if options.adapter == "openai":
-        return OpenAIAdapter(
+        responses = OpenAIResponses(
             model=options.model, base_url=options.base_url, request_options=extra, api_key=key
         )
+        return Adapter(responses, settings=settings)
     if options.adapter == "openai-chat":
-        # Local servers read max_tokens (not always max_completion_tokens), and small
-        # local models often write tool calls as text: the demo opts in to reading them.
-        return ChatCompletionsAdapter(
+        # Local servers read max_tokens (not always max_completion_tokens).
+        chat = ChatCompletions(
             model=options.model,
             base_url=options.base_url,
             request_options=extra,
             token_cap_field="max_tokens",
-            recover_text_tool_calls=True,
             api_key=key,
         )
+        return Adapter(chat, settings=settings)
     if options.adapter == "anthropic":
-        return AnthropicAdapter(
+        messages = AnthropicMessages(
             model=options.model, base_url=options.base_url, request_options=extra, api_key=key
         )
+        return Adapter(messages, settings=settings)
     raise ConfigValidationError(
         f"unknown adapter {options.adapter!r}; use one of {', '.join(map(repr, ADAPTERS))}",
         field_name="adapter",
@@ -234,6 +270,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         temperature=arguments.temperature,
         record=arguments.record,
         replay=arguments.replay,
+        answer_schema=arguments.answer_schema,
     )
     return run_demo(options, out)
 
@@ -252,7 +289,11 @@ def register(group: CommandGroup) -> None:
             "local server such as llama.cpp, Ollama or vLLM via --base-url or "
             "OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY). --model (or WINK_MODEL) "
             "names the model; --temperature and --request-options (or "
-            "WINK_REQUEST_OPTIONS) are added to every request. --record PATH writes every "
+            "WINK_REQUEST_OPTIONS) are added to every request. --answer-schema (or "
+            "WINK_ANSWER_SCHEMA) says when the report's JSON Schema goes in the request: "
+            "without_tools (the default: only in requests that offer no tool, so a server "
+            "that enforces it as a grammar, such as llama.cpp, never keeps the model from "
+            "calling tools), always, or never. --record PATH writes every "
             "exchange with the model to a cassette file; --replay PATH answers from it, "
             "with no network."
         ),
@@ -261,6 +302,7 @@ def register(group: CommandGroup) -> None:
             "--no-prompt",
             "--adapter openai --model gpt-4.1-mini",
             "--adapter openai-chat --base-url http://127.0.0.1:8080/v1 --temperature 0",
+            "--adapter openai --answer-schema always",
             "--adapter anthropic --model claude-sonnet-4-6",
             "--adapter openai --record triage.json",
             "--adapter openai --replay triage.json",
@@ -276,6 +318,12 @@ def register(group: CommandGroup) -> None:
         default=None,
         metavar="JSON",
         help="a JSON object added to every request, e.g. '{\"top_p\": 0.9}'",
+    )
+    demo.add_argument(
+        "--answer-schema",
+        choices=ANSWER_SCHEMA_MODES,
+        default=None,
+        help="when the report's schema goes in the request (default: without_tools)",
     )
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
     cassette = demo.add_mutually_exclusive_group()

@@ -11,11 +11,13 @@ from tests.adapters.conftest import OpenAILoopback, ok
 from tests.adapters.openai.chat_bodies import completion
 from tests.adapters.openai.test_chat import chat_adapter
 from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
-from weakincentives.adapters.openai._chat_recovery import recover_text_calls
+from weakincentives.adapters import LoopSettings
+from weakincentives.adapters._text_calls import recover_text_calls
 
 pytest.importorskip("openai")
 
 OFFERED = frozenset({"get_weather", "convert_currency"})
+RECOVERING = LoopSettings(recover_text_tool_calls=True)
 LISBON = {"city": "Lisbon"}
 
 
@@ -100,7 +102,7 @@ class TestRecoveryInTheLoop:
             'Let me check.\n```json\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```'
         )
         openai_loopback.reply(ok(completion(written)), ok(completion("Sunny in Lisbon.")))
-        adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
+        adapter = chat_adapter(openai_loopback, settings=RECOVERING)
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == "Sunny in Lisbon."
         (execution,) = response.tool_executions
@@ -127,7 +129,7 @@ class TestRecoveryInTheLoop:
         """A wrong argument becomes a failed tool result the model reads, not a crash."""
         written = '```json\n{"name": "get_weather", "arguments": {"town": "Lisbon"}}\n```'
         openai_loopback.reply(ok(completion(written)), ok(completion("Sorry.")))
-        adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
+        adapter = chat_adapter(openai_loopback, settings=RECOVERING)
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.tool_results[0].success is False
         assert "city" in openai_loopback.bodies[1]["messages"][2]["content"]
