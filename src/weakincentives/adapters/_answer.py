@@ -8,34 +8,50 @@ from collections.abc import Callable
 from weakincentives.adapters._structured import OutputSchema
 
 __all__ = [
+    "TOOLS_FIRST",
     "OutputInstructions",
     "empty_answer_feedback",
     "feedback_for",
+    "final_answer_request",
     "render_output_instructions",
 ]
 
 type OutputInstructions = Callable[[OutputSchema], str]
-"""Renders the text appended to the prompt that states the expected answer shape."""
+"""Renders the text that states the expected answer shape."""
+
+TOOLS_FIRST = (
+    "## Response format\n\n"
+    "First call the tools you need, one reply per call, and wait for their results. When "
+    "you have what you need, say so in a sentence or two with what you found; you will "
+    "then be asked for the final answer in a JSON format."
+)
+"""Appended instead of the answer shape while tools are offered (``answer_schema``
+``without_tools``): a small model shown the schema with its tools tends to fill it in at
+once, inventing what the tools would have said (measured on Qwen2.5-Coder-1.5B, see
+``docs/local-models.md``); the shape comes with the final turn's request."""
 
 
 def render_output_instructions(schema: OutputSchema) -> str:
-    """The default statement of the answer shape: when to answer, and the JSON Schema.
+    """The default statement of the answer shape: a short heading and the JSON Schema.
 
-    It says *when* before *what*: a model told only "reply with one JSON value" tends
-    to answer at once, inventing what the tools would have told it. The schema also
-    travels in the request's format field when the loop sends it there
-    (``LoopSettings.answer_schema``); this copy is for the requests that leave it out,
-    for servers that ignore that field, and for models that read the prompt more
-    closely than the request options.
+    It goes at the end of the prompt, or in the message that asks for the final answer
+    after the tools (``LoopSettings.answer_schema``). The schema also travels in the
+    request's format field when the loop sends it there; this copy is for servers that
+    ignore that field, and for models that read the prompt more closely than the
+    request options.
     """
     shape = json.dumps(schema.schema, ensure_ascii=False, separators=(",", ":"))
     return (
         "## Response format\n\n"
-        "If tools are available, call the ones you need first and wait for their "
-        "results; do not guess what a tool would return. Once you have what you need, "
-        "reply with your final answer: one JSON value only (no prose, no code fence) "
-        f"that matches this JSON Schema:\n\n{shape}"
+        "Reply with one JSON value only (no prose, no code fence) that matches this JSON "
+        f"Schema:\n\n{shape}"
     )
+
+
+def final_answer_request(schema: OutputSchema, instructions: OutputInstructions | None) -> str:
+    """The message that opens the tools-free final turn: answer now, in this shape."""
+    ask = "You are done with the tools. Now give your final answer, based on their results."
+    return ask if instructions is None else f"{ask}\n\n{instructions(schema)}"
 
 
 def feedback_for(problem: str, *, remaining: int) -> str:

@@ -21,7 +21,12 @@ from datetime import datetime
 from typing import Any, cast
 
 from weakincentives._direct import direct_constructor
-from weakincentives.adapters._answer import empty_answer_feedback, feedback_for
+from weakincentives.adapters._answer import (
+    TOOLS_FIRST,
+    empty_answer_feedback,
+    feedback_for,
+    final_answer_request,
+)
 from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
     chosen_sections,
@@ -127,6 +132,16 @@ class _Render:
         return bool(self.rendered.tools)
 
 
+@dataclass(slots=True)
+class _AnswerState:
+    """How the search for a usable final answer stands."""
+
+    final_turn: bool = False
+    """The loop asked for the answer in a tools-free final turn (``answer_schema``)."""
+    retries: int = 0
+    """Answers sent back to the model so far (``output_retries``)."""
+
+
 class Evaluation[RequestT, ReplyT, OutputT]:
     """The state of one ``evaluate`` call, from the first render to the response."""
 
@@ -213,11 +228,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         render = self._render(first=True)
         history: list[ConversationItem] = [PromptMessage(text=render.text), *self._earlier]
         re_renders = 0
-        output_retries = 0
-        final = False
+        answer = _AnswerState()
         while True:
-            turn = await self._next_turn(render, history, final=final)
-            final = False
+            turn = await self._next_turn(render, history, final=answer.final_turn)
             if turn.tool_calls:
                 outcome = await self._run_tools(render, turn)
                 self._executions.extend(outcome.executions)
@@ -245,11 +258,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             try:
                 output = self._answer(render, turn)
             except PromptEvaluationError as exc:
-                if turn.refusal or output_retries >= self._settings.output_retries:
-                    raise
-                output_retries += 1
-                history.append(self._reject(render, turn, exc, output_retries))
-                final = self._wants_final_turn(render)
+                history.append(self._not_answered(render, turn, exc, answer))
                 await self._round_done()
                 continue
             return await self._respond(render, history, turn, output=output)
@@ -272,7 +281,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         text = rendered.text
         instructions = self._settings.output_instructions
         if schema is not None and instructions is not None:
-            text = f"{text}\n\n{instructions(schema)}"
+            shape = TOOLS_FIRST if self._defers_answer(schema, rendered) else instructions(schema)
+            text = f"{text}\n\n{shape}"
         publish(
             self._bus,
             PromptRendered(
@@ -361,15 +371,17 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             allow_tool_calls=not final,
         )
 
-    def _wants_final_turn(self, render: _Render) -> bool:
-        """After a rejected structured answer: ask again with the tools off and the schema on.
+    def _defers_answer(self, schema: OutputSchema | None, rendered: RenderedPrompt[Any]) -> bool:
+        """True when the answer's shape waits for a tools-free final turn.
 
-        Only while tools kept the schema out of the requests (``without_tools``): the
-        final turn is the one request where a server may enforce it.
+        With ``answer_schema="without_tools"`` and function tools offered, the prompt
+        says to use the tools first, and the schema comes with the request for the final
+        answer: the one request where a server may enforce it without keeping the model
+        from calling tools.
         """
         return (
-            render.schema is not None
-            and render.offers_tools
+            schema is not None
+            and bool(rendered.tools)
             and self._settings.answer_schema == "without_tools"
         )
 
@@ -496,6 +508,26 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 provider_payload={"refusal": turn.refusal},
             )
         return parse_structured_output(structured, turn.text, prompt_name=self._prompt.name)
+
+    def _not_answered(
+        self, render: _Render, turn: ModelTurn, error: PromptEvaluationError, state: _AnswerState
+    ) -> FeedbackMessage:
+        """What to tell the model after a turn without calls that is not a usable answer.
+
+        Raises ``error`` when no try is left. While the answer's shape waits for the
+        final turn, the first such turn means the model is done with the tools: it is
+        asked for the answer, in its shape, with the tools off; that costs no try.
+        """
+        deferred = self._defers_answer(render.schema, render.rendered)
+        if deferred and not state.final_turn and not turn.refusal:
+            assert render.schema is not None
+            state.final_turn = True
+            ask = final_answer_request(render.schema, self._settings.output_instructions)
+            return FeedbackMessage(text=ask)
+        if turn.refusal or state.retries >= self._settings.output_retries:
+            raise error
+        state.retries += 1
+        return self._reject(render, turn, error, state.retries)
 
     def _reject(
         self, render: _Render, turn: ModelTurn, error: PromptEvaluationError, attempt: int
