@@ -3,7 +3,8 @@
 Neither is a dependency of weakincentives: install them only for this benchmark
 (``pip install -e '.[bench-peers]'``). Each run gets the task's plain functions as
 tools, its instructions, its output type, temperature 0 and the same token cap and
-round budget as weakincentives. A tool's ``ToolFailedError`` becomes the framework's own
+round budget as weakincentives. The task's text is the user message, as weakincentives
+sends its rendered prompt. A tool's ``ToolFailedError`` becomes the framework's own
 retry message to the model.
 """
 
@@ -25,8 +26,6 @@ from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
 __all__ = ["PeerOutcome", "run_agents_sdk", "run_pydantic_ai"]
-
-USER_TURN = "Do the task now."
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +57,6 @@ def run_pydantic_ai(
 
     agent: Any = Agent(
         model,
-        instructions=task.instructions,
         tools=[wrapped(tool) for tool in task.peer_tools(env)],
         output_type=task.output_type or str,
         model_settings={"temperature": 0.0, "max_tokens": max_tokens},
@@ -66,20 +64,20 @@ def run_pydantic_ai(
     )
     limits = UsageLimits(request_limit=max_rounds)
     if not task.stream:
-        result = agent.run_sync(USER_TURN, usage_limits=limits)
+        result = agent.run_sync(task.instructions, usage_limits=limits)
         return PeerOutcome(
-            answer=result.output, text=str(result.output), rounds=result.usage().requests
+            answer=result.output, text=str(result.output), rounds=result.usage.requests
         )
-    return asyncio.run(_pydantic_stream(agent, limits))
+    return asyncio.run(_pydantic_stream(agent, task.instructions, limits))
 
 
-async def _pydantic_stream(agent: Any, limits: Any) -> PeerOutcome:
+async def _pydantic_stream(agent: Any, text: str, limits: Any) -> PeerOutcome:
     deltas: list[str] = []
-    async with agent.run_stream(USER_TURN, usage_limits=limits) as run:
+    async with agent.run_stream(text, usage_limits=limits) as run:
         async for piece in run.stream_output(debounce_by=None):
             deltas.append(str(piece))
         output = await run.get_output()
-        rounds = run.usage().requests
+        rounds = run.usage.requests
     return PeerOutcome(answer=output, text=str(output), rounds=rounds, deltas=tuple(deltas))
 
 
@@ -122,7 +120,6 @@ async def _agents_run(
     ]
     agent: Any = agents.Agent(
         name="bench",
-        instructions=task.instructions,
         tools=tools,
         output_type=task.output_type,
         model=model,
@@ -130,18 +127,18 @@ async def _agents_run(
     )
     try:
         if not task.stream:
-            result = await agents.Runner.run(agent, USER_TURN, max_turns=max_rounds)
+            result = await agents.Runner.run(agent, task.instructions, max_turns=max_rounds)
             output = result.final_output
             return PeerOutcome(answer=output, text=str(output), rounds=len(result.raw_responses))
-        return await _agents_stream(agent, max_rounds)
+        return await _agents_stream(agent, task.instructions, max_rounds)
     finally:
         await client.close()
 
 
-async def _agents_stream(agent: Any, max_rounds: int) -> PeerOutcome:
+async def _agents_stream(agent: Any, text: str, max_rounds: int) -> PeerOutcome:
 
     deltas: list[str] = []
-    run = agents.Runner.run_streamed(agent, USER_TURN, max_turns=max_rounds)
+    run = agents.Runner.run_streamed(agent, text, max_turns=max_rounds)
     async for event in run.stream_events():
         data = getattr(event, "data", None)
         delta = getattr(data, "delta", None)

@@ -176,17 +176,16 @@ def done_runs(path: Path) -> set[tuple[str, str, str, int]]:
 
 
 def planned(args: argparse.Namespace) -> Iterator[tuple[Task, str, str, int]]:
-    """Task by task; each configuration's repetitions back to back (the server's prompt cache)."""
+    """Repetition by repetition, so an interrupted run still covers every task and framework."""
     wanted_tasks = set(args.tasks.split(",")) if args.tasks else None
     wanted_frameworks = set(args.frameworks.split(",")) if args.frameworks else None
-    for task in TASKS:
-        if wanted_tasks is not None and task.name not in wanted_tasks:
-            continue
-        for framework, adapter in CONFIGS:
-            if wanted_frameworks is not None and framework not in wanted_frameworks:
+    for rep in range(1, args.reps + 1):
+        for task in TASKS:
+            if wanted_tasks is not None and task.name not in wanted_tasks:
                 continue
-            for rep in range(1, args.reps + 1):
-                yield task, framework, adapter, rep
+            for framework, adapter in CONFIGS:
+                if wanted_frameworks is None or framework in wanted_frameworks:
+                    yield task, framework, adapter, rep
 
 
 def table(path: Path) -> str:
