@@ -23,6 +23,7 @@ __all__ = [
     "ConfigValidationError",
     "CursorError",
     "DocumentError",
+    "EmptyAnswerError",
     "EvaluationFailedError",
     "EvaluationPhase",
     "FormatVersionError",
@@ -422,6 +423,28 @@ class ResponseTruncatedError(PromptEvaluationError):
             message, prompt_name=prompt_name, phase="response", provider_payload=provider_payload
         )
         self.limit = limit
+
+
+class EmptyAnswerError(PromptEvaluationError):
+    """The model's final answer was empty: no text (or only whitespace), no call (phase ``parse``).
+
+    The loop sends such an answer back to the model with feedback, like an answer that
+    does not fit the output type (``LoopSettings.output_retries``); this error ends the
+    evaluation when the model answers with nothing again. ``structured`` says whether a
+    structured answer was expected.
+    """
+
+    structured: bool
+
+    def __init__(self, *, prompt_name: str, structured: bool) -> None:
+        super().__init__(
+            "the model's final answer was empty (no text and no tool call); it may have "
+            "stopped at once (an end-of-sequence token), so check the prompt and the "
+            "model's chat template",
+            prompt_name=prompt_name,
+            phase="parse",
+        )
+        self.structured = structured
 
 
 class HistoryTranslationError(PromptEvaluationError):

@@ -28,6 +28,7 @@ from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._recorded import Recorded, RecordMode
 from weakincentives.adapters._response import Halt, PromptResponse
 from weakincentives.adapters._settings import (
+    AnswerSchemaMode,
     Disclosure,
     DisclosurePolicy,
     LoopSettings,
@@ -47,6 +48,7 @@ from weakincentives.adapters._turns import (
 
 __all__ = [
     "Adapter",
+    "AnswerSchemaMode",
     "AssistantMessage",
     "Attempt",
     "ConversationItem",

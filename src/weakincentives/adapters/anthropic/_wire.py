@@ -132,10 +132,13 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
     tools.extend(extra if isinstance(extra, list) else [])
     if tools:
         body["tools"] = tools
+        if not request.allow_tool_calls:
+            body["tool_choice"] = {"type": "none"}
     schema = request.output_schema
     searching = any(tool.kind == WEB_SEARCH_KIND for tool in hosted)
     if (
         schema is not None
+        and request.constrain_output
         and schema.strict
         and wire.output_format == "json_schema"
         and not searching
@@ -424,25 +427,30 @@ def _call(
 def _check_stop(last: Mapping[str, JSONValue], request: Body, turn: TurnRequest) -> str | None:
     """Raise for a stop that is not an answer; return the refusal text for a refusal.
 
+    A reply that used every token ``max_tokens`` allowed is cut off whatever stop
+    reason the server gave (a compatible server may say ``end_turn`` at the cap); only
+    the last message counts, as each part of a continued turn had its own cap.
     A refusal where a structured answer was expected is left to the loop (phase
     ``parse``, as with OpenAI); for a text prompt it is a ``response`` error, since the
     classifier stopped the reply midway and its partial text is not an answer.
     """
     stop = last.get("stop_reason")
     name = turn.prompt_name
-    if stop in _FINISHED:
-        return None
-    if stop == "max_tokens":
-        limit = request.get("max_tokens")
-        known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    limit = request.get("max_tokens")
+    known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    written = _usage(last.get("usage")).output_tokens
+    if stop == "max_tokens" or (stop in _FINISHED and known and written >= known):
         shown = f" of {known} tokens" if known is not None else ""
+        said = "" if stop == "max_tokens" else f" (the server said stop_reason {stop!r})"
         raise ResponseTruncatedError(
-            f"the reply was cut off at the output-token limit{shown}; raise "
+            f"the reply was cut off at the output-token limit{shown}{said}; raise "
             "LoopSettings.max_output_tokens or ask for a shorter answer",
             prompt_name=name,
             limit=known,
             provider_payload=last,
         )
+    if stop in _FINISHED:
+        return None
     if stop == "refusal":
         refusal = _refusal_text(last)
         if turn.output_schema is not None:

@@ -99,12 +99,14 @@ def build_request_body(
     tools.extend(_list_option(options, "tools"))
     if tools:
         body["tools"] = tools
+        if not request.allow_tool_calls:
+            body["tool_choice"] = "none"
     includes = dict.fromkeys(_list_option(options, "include"))
     includes.update(dict.fromkeys(openai_includes(request.rendered.hosted_tools)))
     if includes:
         body["include"] = list(includes)
     schema = request.output_schema
-    if schema is not None:
+    if schema is not None and request.constrain_output:
         text = options.get("text")
         body["text"] = {
             **(text if isinstance(text, dict) else {}),
@@ -273,21 +275,36 @@ def untranslatable_items(items: Sequence[Mapping[str, JSONValue]]) -> tuple[str,
 
 
 def _check_truncation(payload: Mapping[str, JSONValue], request: Body, prompt_name: str) -> None:
-    """An answer cut off at the output-token cap is reported as that, not as broken JSON."""
+    """An answer cut off at the output-token cap is reported as that, not as broken JSON.
+
+    OpenAI says ``incomplete`` with reason ``max_output_tokens``; llama.cpp's server says
+    ``completed`` at the cap, so a reply that used every token it was allowed counts as
+    cut off too.
+    """
     details = payload.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None
-    if payload.get("status") != "incomplete" or reason != "max_output_tokens":
-        return
     limit = request.get("max_output_tokens", payload.get("max_output_tokens"))
     known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    status = payload.get("status")
+    if status == "incomplete" and reason == "max_output_tokens":
+        said = ""
+    elif status in ("completed", None) and known and _output_tokens(payload) >= known:
+        said = f" (the server said status {status!r})"
+    else:
+        return
     shown = f" of {known} tokens" if known is not None else ""
     raise ResponseTruncatedError(
-        f"the reply was cut off at the output-token limit{shown}; raise "
+        f"the reply was cut off at the output-token limit{shown}{said}; raise "
         "LoopSettings.max_output_tokens or ask for a shorter answer",
         prompt_name=prompt_name,
         limit=known,
         provider_payload=payload,
     )
+
+
+def _output_tokens(payload: Mapping[str, JSONValue]) -> int:
+    usage = payload.get("usage")
+    return count(usage.get("output_tokens")) if isinstance(usage, dict) else 0
 
 
 def _status_problem(payload: Mapping[str, JSONValue]) -> str | None:
