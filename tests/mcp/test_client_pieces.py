@@ -60,21 +60,37 @@ class TestStdinLines:
         """Without a newline before the end, the long tail is dropped."""
         assert _lines(b"y" * 200, limit=16) == [OVERLONG]
 
-    @pytest.mark.parametrize("kind", ["file", "no descriptor"])
-    def test_stdin_that_is_not_a_pipe_uses_the_sdks_reader(
-        self, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    def test_stdin_without_a_descriptor_uses_the_sdks_reader(
+        self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """A regular file (the loop cannot watch it) or a stream without a descriptor."""
+        """A stand-in stream (no file descriptor) is left to the SDK's reader."""
+        monkeypatch.setattr(sys, "stdin", io.StringIO("{}\n"))
+
+        async def enter() -> object:
+            async with _transports._stdin_lines() as lines:
+                return lines
+
+        assert asyncio.run(enter()) is None
+
+    def test_stdin_from_a_regular_file_is_read_line_by_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The loop cannot watch a file: its lines are read on a worker thread, an
+        over-long one is reported as OVERLONG and skipped, and reading goes on."""
+        monkeypatch.setattr(_transports, "MAX_LINE_BYTES", 16)
         path = tmp_path / "input"
-        path.write_text("{}\n")
+        path.write_bytes(b'{"a":1}\n' + b"z" * 40 + b"\n" + b'{"b":2}\n' + b"tail")
         with path.open() as handle:
-            monkeypatch.setattr(sys, "stdin", handle if kind == "file" else io.StringIO("{}\n"))
+            monkeypatch.setattr(sys, "stdin", handle)
 
-            async def enter() -> object:
+            async def read() -> list[str]:
                 async with _transports._stdin_lines() as lines:
-                    return lines
+                    assert lines is not None
+                    return [line async for line in lines]
 
-            assert asyncio.run(enter()) is None
+            lines = asyncio.run(read())
+        assert lines == ['{"a":1}\n', OVERLONG, '{"b":2}\n', "tail"]
+        assert lines[1] is OVERLONG
 
 
 @pytest.fixture

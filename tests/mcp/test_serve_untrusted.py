@@ -301,11 +301,7 @@ def test_a_line_longer_than_the_reader_takes_is_answered_over_stdio(raw_server: 
     assert len(raw_server.request("tools/list", {})["tools"]) == 5
 
 
-def test_stdin_from_a_regular_file_is_served_by_the_sdks_reader(
-    catalog_file: Path, tmp_path: Path
-) -> None:
-    """Not a pipe (the loop cannot watch a file): the SDK reads it; requests are answered."""
-    requests = tmp_path / "requests.jsonl"
+def _handshake_and_list() -> bytes:
     initialize = {
         "protocolVersion": types.LATEST_PROTOCOL_VERSION,
         "capabilities": {},
@@ -316,7 +312,21 @@ def test_stdin_from_a_regular_file_is_served_by_the_sdks_reader(
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
     ]
-    requests.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _answered(stdout: bytes) -> None:
+    answers = [json.loads(line) for line in stdout.splitlines()]
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert len(answers[1]["result"]["tools"]) == 5
+
+
+def test_stdin_from_a_regular_file_is_read_to_the_end_and_every_request_answered(
+    catalog_file: Path, tmp_path: Path
+) -> None:
+    """Not a pipe (the loop cannot watch a file): read on a thread; nothing pending is dropped."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(_handshake_and_list())
     with requests.open("rb") as stdin:
         done = subprocess.run(
             _serve_argv(catalog_file),
@@ -326,9 +336,20 @@ def test_stdin_from_a_regular_file_is_served_by_the_sdks_reader(
             timeout=ANSWER_SECONDS,
             check=True,
         )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [answer["id"] for answer in answers] == [1, 2]
-    assert len(answers[1]["result"]["tools"]) == 5
+    _answered(done.stdout)
+
+
+def test_requests_written_before_stdin_closes_are_all_answered(catalog_file: Path) -> None:
+    """A client that writes its requests and closes stdin at once still gets every answer."""
+    done = subprocess.run(
+        _serve_argv(catalog_file),
+        cwd=ROOT,
+        input=_handshake_and_list(),
+        capture_output=True,
+        timeout=ANSWER_SECONDS,
+        check=True,
+    )
+    _answered(done.stdout)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import uvicorn
@@ -17,6 +17,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from weakincentives.mcp._events_store import RecentEvents
+from weakincentives.mcp._pending import PendingRequests
 from weakincentives.mcp._unreadable import OVERLONG, read_messages
 
 __all__ = ["MAX_LINE_BYTES", "RETRY_MILLISECONDS", "bind_http", "serve_http", "serve_stdio"]
@@ -34,21 +35,29 @@ async def serve_stdio(server: Server[Any]) -> None:
 
     Cancelling it stops at once: stdin is read without a worker thread when it is a
     pipe, so no blocked read holds the cancellation back (the SDK's reader reads on
-    a thread, which only a new line or the end of input would release).
+    a thread, which only a new line or the end of input would release). A regular
+    file is read a line at a time on a worker thread (such reads always return).
+    Requests read before the end of input are answered before the server stops.
     """
     async with _stdin_lines() as lines:
-        if lines is None:  # not a pipe: the SDK reads it (an unreadable line gets no answer)
+        if lines is None:  # no descriptor to read (a stand-in stdin): the SDK reads it
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
             return
         # The SDK writes; the lines are read here, so that one the SDK cannot decode
-        # gets a JSON-RPC error instead of silence (see ``_unreadable``).
+        # gets a JSON-RPC error instead of silence (see ``_unreadable``), and requests
+        # still running at the end of input get their answers (see ``_pending``).
         async with stdio_server(stdin=_NO_INPUT) as (_, write):
             to_server, from_reader = anyio.create_memory_object_stream[SessionMessage | Exception]()
-            async with anyio.create_task_group() as group, from_reader:
-                group.start_soon(read_messages, lines, to_server, write)
-                await server.run(from_reader, write, server.create_initialization_options())
-                group.cancel_scope.cancel()
+            to_writer, from_server = anyio.create_memory_object_stream[SessionMessage]()
+            pending = PendingRequests()
+            async with anyio.create_task_group() as writing:
+                # Ends when the server closes its side, after the last message went out.
+                writing.start_soon(pending.forward, from_server, write)
+                async with anyio.create_task_group() as reading, from_reader:
+                    reading.start_soon(read_messages, lines, to_server, write, pending)
+                    await server.run(from_reader, to_writer, server.create_initialization_options())
+                    reading.cancel_scope.cancel()
 
 
 class _NoInput:
@@ -96,6 +105,29 @@ class _Lines:
                 return
 
 
+class _FileLines:
+    """The lines of a regular file, each read on a worker thread (a read always returns)."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+
+    def __aiter__(self) -> _FileLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self._file.readline, MAX_LINE_BYTES + 1)
+        if not line:
+            raise StopAsyncIteration
+        if len(line) > MAX_LINE_BYTES:
+            await anyio.to_thread.run_sync(self._skip_line)
+            return OVERLONG  # the client is told, and reading goes on
+        return line.decode("utf-8", errors="replace")
+
+    def _skip_line(self) -> None:
+        while (part := self._file.readline(MAX_LINE_BYTES)) and not part.endswith(b"\n"):
+            pass
+
+
 @contextlib.asynccontextmanager
 async def _stdin_lines() -> AsyncIterator[Any]:
     """Stdin as :class:`_Lines` when it is a pipe; ``None`` (the SDK's reader) otherwise."""
@@ -110,9 +142,9 @@ async def _stdin_lines() -> AsyncIterator[Any]:
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe
         )
-    except (OSError, ValueError):  # a regular file or a terminal the loop cannot watch
-        pipe.close()
-        yield None
+    except (OSError, ValueError):  # a regular file: the loop cannot watch it
+        with pipe:
+            yield _FileLines(pipe)
         return
     try:
         yield _Lines(reader)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterable
-from typing import Protocol
 
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
@@ -23,8 +22,9 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from weakincentives._bounded import clip, exception_text
+from weakincentives.mcp._pending import Outbound, PendingRequests
 
-__all__ = ["OVERLONG", "UNREADABLE_LIMIT", "Outbound", "read_messages", "unreadable_reply"]
+__all__ = ["OVERLONG", "UNREADABLE_LIMIT", "read_messages", "unreadable_reply"]
 
 UNREADABLE_LIMIT = 200
 """Characters of the parser's complaint kept in the error message."""
@@ -35,14 +35,6 @@ UNREADABLE_LIMIT = 200
 _LEADING_ID = re.compile(
     r'\s*\{\s*(?:"[A-Za-z_]+"\s*:\s*"[^"\\]*"\s*,\s*)*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")'
 )
-
-
-class Outbound(Protocol):
-    """Where the server's messages go (the SDK's write stream)."""
-
-    async def send(self, item: SessionMessage, /) -> None:
-        """Queue ``item`` for the client."""
-        ...
 
 
 def unreadable_reply(line: str, error: Exception) -> types.JSONRPCError:
@@ -113,12 +105,15 @@ async def read_messages(
     lines: AsyncIterable[str],
     to_server: MemoryObjectSendStream[SessionMessage | Exception],
     outbound: Outbound,
+    pending: PendingRequests,
 ) -> None:
     """Decode each line of ``lines`` for the server; answer each unreadable one on ``outbound``.
 
-    This is the SDK's stdio reader with one difference: a line it would hand on as an
+    This is the SDK's stdio reader with two differences: a line it would hand on as an
     exception (which the server drops) is answered here, with the line at hand to
-    read its ``id`` from. Blank lines are skipped.
+    read its ``id`` from; and at the end of input the server's stream stays open
+    until the requests it holds are answered (bounded, see ``_pending``). Blank lines
+    are skipped.
     """
     async with to_server:
         async for line in lines:
@@ -129,4 +124,6 @@ async def read_messages(
             except (ValueError, RecursionError) as exc:  # ValidationError is a ValueError
                 await outbound.send(SessionMessage(unreadable_reply(line, exc)))
                 continue
+            pending.sent(SessionMessage(message))
             await to_server.send(SessionMessage(message))
+        await pending.drained()
