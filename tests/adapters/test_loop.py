@@ -21,8 +21,8 @@ from weakincentives.adapters import (
     ScriptedTurn,
     ToolOutputMessage,
     TurnRequest,
-    render_output_instructions,
 )
+from weakincentives.adapters._answer import render_output_instructions
 from weakincentives.adapters.openai import default_openai_codecs
 from weakincentives.errors import (
     ConfigValidationError,

@@ -19,13 +19,8 @@ from weakincentives.discovery import (
     SearchToolsResponse,
     ToolDiscoverySection,
 )
-from weakincentives.mcp import (
-    HttpServer,
-    MCPConnection,
-    MCPConnectionError,
-    MCPProtocolError,
-    MCPToolbox,
-)
+from weakincentives.mcp import HttpServer, MCPConnectionError, MCPProtocolError, MCPToolbox
+from weakincentives.mcp._connection import MCPConnection
 from weakincentives.prompt import Prompt
 from weakincentives.runtime import InProcessEventBus, Session
 

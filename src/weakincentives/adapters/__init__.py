@@ -13,69 +13,69 @@ to record its exchanges to a cassette file and replay them offline.
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.adapters._adapter import Adapter, evaluate_with_disclosure
-from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
-from weakincentives.adapters._disclosure import merge_overrides
-from weakincentives.adapters._hosted import HostedOutputParseError, HostedToolCodec
+from weakincentives.adapters._adapter import (
+    Adapter,
+)
+from weakincentives.adapters._adapter import (
+    evaluate_with_disclosure as evaluate_with_disclosure,
+)
+from weakincentives.adapters._hosted import HostedOutputParseError as HostedOutputParseError
 from weakincentives.adapters._offline import (
     OfflineAdapter,
     OfflineModel,
-    Responder,
     ScriptedCall,
     ScriptedTurn,
 )
-from weakincentives.adapters._provider import Attempt, Provider, TextSink
+from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._recorded import Recorded, RecordMode
 from weakincentives.adapters._response import Halt, PromptResponse
-from weakincentives.adapters._settings import (
-    Disclosure,
-    DisclosurePolicy,
-    LoopSettings,
-    RetryPolicy,
-)
-from weakincentives.adapters._structured import OutputSchema
+from weakincentives.adapters._settings import Disclosure, LoopSettings, RetryPolicy
 from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
+    AssistantMessage as AssistantMessage,
+)
+from weakincentives.adapters._turns import (
+    FeedbackMessage as FeedbackMessage,
+)
+from weakincentives.adapters._turns import (
+    ModelTurn as ModelTurn,
+)
+from weakincentives.adapters._turns import (
+    PromptMessage as PromptMessage,
+)
+from weakincentives.adapters._turns import (
+    ToolOutputMessage as ToolOutputMessage,
+)
+from weakincentives.adapters._turns import (
     TurnRequest,
 )
 
 __all__ = [
     "Adapter",
-    "AssistantMessage",
-    "Attempt",
-    "ConversationItem",
     "Disclosure",
-    "DisclosurePolicy",
-    "FeedbackMessage",
     "Halt",
-    "HostedOutputParseError",
-    "HostedToolCodec",
     "LoopSettings",
-    "ModelTurn",
     "OfflineAdapter",
     "OfflineModel",
-    "OutputInstructions",
-    "OutputSchema",
-    "PromptMessage",
     "PromptResponse",
     "Provider",
     "RecordMode",
     "Recorded",
-    "Responder",
     "RetryPolicy",
     "ScriptedCall",
     "ScriptedTurn",
-    "TextSink",
-    "ToolOutputMessage",
     "TurnRequest",
-    "evaluate_with_disclosure",
-    "merge_overrides",
-    "render_output_instructions",
 ]
 
-publish("weakincentives.adapters", globals(), __all__)
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+_INTERNAL = (
+    "AssistantMessage",
+    "FeedbackMessage",
+    "HostedOutputParseError",
+    "ModelTurn",
+    "PromptMessage",
+    "ToolOutputMessage",
+    "evaluate_with_disclosure",
+)
+
+publish("weakincentives.adapters", globals(), (*__all__, *_INTERNAL))
