@@ -86,7 +86,7 @@ def _executed() -> PromptExecuted:
         session_id=SESSION,
         text="done",
         output=Hits(hits=()),
-        tool_calls=3,
+        tool_call_count=3,
         rounds=2,
         halted=False,
         usage=TokenUsage(input_tokens=1200, output_tokens=80),

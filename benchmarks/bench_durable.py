@@ -101,7 +101,7 @@ def _adapter(rounds: int) -> Adapter[OfflineModel]:
     return Adapter(OfflineModel(responder=respond), settings=LoopSettings(max_rounds=rounds + 1))
 
 
-type Fresh = Callable[[], Store]
+type Fresh = Callable[[], SQLiteStore | PostgresStore]
 
 
 async def _timed(work: Callable[[], Awaitable[Any]]) -> float:
@@ -138,7 +138,7 @@ async def _measure(rounds: int, fresh: Fresh) -> dict[str, float]:
     return best
 
 
-async def _one_repeat(rounds: int, store: Store) -> dict[str, float]:
+async def _one_repeat(rounds: int, store: SQLiteStore | PostgresStore) -> dict[str, float]:
     """Each measure once, on a fresh database."""
     times = {"process": await _timed(lambda: _adapter(rounds).evaluate_async(PROMPT))}
     async with store:
@@ -216,7 +216,7 @@ def main() -> None:
     with running_server() as server:
         schemas = itertools.count()
 
-        def fresh() -> Store:
+        def fresh() -> PostgresStore:
             name = f"bench_{next(schemas)}"
             with psycopg.connect(server.conninfo(), autocommit=True) as connection:
                 connection.execute(f"CREATE SCHEMA {name}")

@@ -13,7 +13,7 @@ from weakincentives.runtime import InProcessEventBus, Session
 
 # The store fixtures (a PostgreSQL server per test session, the two backends) serve the
 # store tests and the durable evaluations' tests alike.
-pytest_plugins = ("tests.store.backends",)
+pytest_plugins = ("tests.store.backends", "tests.temporal.server")
 
 # Hypothesis' per-example deadline is a wall-clock assertion: on a loaded machine (CI
 # runners, several jobs on two cores) it fails tests that are correct. Tests never

@@ -33,6 +33,8 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": _BASE | {"serde", "prompt", "runtime", "tools", "store", "_portal"},
     "mcp": _BASE | {"serde", "prompt", "runtime", "discovery", "_portal"},
     "store": _BASE | {"serde", "_portal"},
+    # Above adapters: the loop as a Temporal workflow, its steps as activities.
+    "temporal": _BASE | {"serde", "prompt", "runtime", "adapters", "store", "_portal"},
 }
 
 

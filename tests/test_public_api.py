@@ -28,6 +28,7 @@ PACKAGES = [
     "weakincentives.runtime",
     "weakincentives.serde",
     "weakincentives.store",
+    "weakincentives.temporal",
     "weakincentives.tools",
 ]
 

@@ -23,6 +23,7 @@ __all__ = [
     "CatalogError",
     "CheckpointConflictError",
     "ConfigValidationError",
+    "EvaluationFailedError",
     "ParseError",
     "PromptEvaluationError",
     "PromptRenderError",
@@ -406,6 +407,28 @@ class ResponseTruncatedError(PromptEvaluationError):
         self.limit = limit
 
 
+class EmptyAnswerError(PromptEvaluationError):
+    """The model's final answer was empty: no text (or only whitespace), no call (phase ``parse``).
+
+    The loop sends such an answer back to the model with feedback, like an answer that
+    does not fit the output type (``LoopSettings.output_retries``); this error ends the
+    evaluation when the model answers with nothing again. ``structured`` says whether a
+    structured answer was expected.
+    """
+
+    structured: bool
+
+    def __init__(self, *, prompt_name: str, structured: bool) -> None:
+        super().__init__(
+            "the model's final answer was empty (no text and no tool call); it may have "
+            "stopped at once (an end-of-sequence token), so check the prompt and the "
+            "model's chat template",
+            prompt_name=prompt_name,
+            phase="parse",
+        )
+        self.structured = structured
+
+
 class HistoryTranslationError(PromptEvaluationError):
     """A conversation cannot be carried on to this provider (phase ``request``).
 
@@ -568,6 +591,63 @@ class ResumeError(WinkError):
         super().__init__(f"cannot resume evaluation {evaluation_id!r}: {reason}")
         self.evaluation_id = evaluation_id
         self.reason = reason
+
+
+class PayloadTooLargeError(PromptEvaluationError):
+    """A value an evaluation sends between processes is over the size limit.
+
+    A Temporal evaluation checks each activity's input and result, and the workflow's
+    input and result, against the limit before sending them (the Temporal server refuses
+    payloads past 2 MiB by default). ``payload`` names the value (``the request of round
+    3``), ``size`` and ``limit`` are in bytes of its JSON text. Phase ``request`` for what
+    the evaluation sends, ``response`` for what comes back.
+    """
+
+    payload: str
+    size: int
+    limit: int
+
+    def __init__(
+        self,
+        *,
+        prompt_name: str,
+        payload: str,
+        size: int,
+        limit: int,
+        phase: Literal["request", "response"] = "request",
+    ) -> None:
+        super().__init__(
+            f"{payload} is {size:,} bytes of JSON, over the {limit:,}-byte payload limit; "
+            "send less (fewer or smaller params, results or history), or raise the limit "
+            "as far as the Temporal server allows",
+            prompt_name=prompt_name,
+            phase=phase,
+        )
+        self.payload = payload
+        self.size = size
+        self.limit = limit
+
+
+class EvaluationFailedError(WinkError):
+    """An evaluation run elsewhere (a Temporal workflow) failed, was cancelled or timed out.
+
+    The exception that ended it stayed in the process that ran it; this carries what
+    its ``PromptFailed`` event recorded: ``phase`` (an evaluation phase, ``cancelled``,
+    or ``internal``), ``reason`` (the error's message) and ``error_type`` (its class
+    name, e.g. ``ProviderError``).
+    """
+
+    evaluation_id: str
+    phase: str
+    reason: str
+    error_type: str
+
+    def __init__(self, *, evaluation_id: str, phase: str, reason: str, error_type: str) -> None:
+        super().__init__(f"evaluation {evaluation_id!r} failed [{phase}] ({error_type}): {reason}")
+        self.evaluation_id = evaluation_id
+        self.phase = phase
+        self.reason = reason
+        self.error_type = error_type
 
 
 class AdapterClosedError(WinkError):

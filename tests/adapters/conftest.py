@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -117,6 +117,9 @@ class OpenAILoopback:
         """Set at teardown; hanging replies wait on it instead of sleeping."""
         self.client_left = threading.Event()
         """Set when a client closed a connection whose reply had stalled."""
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
+        """When set, answers every request from what it asked (a server with behaviour,
+        such as one enforcing a schema as a grammar) instead of the reply queue."""
 
     def reply(self, *replies: Reply) -> None:
         """Queue ``replies``, served in order."""
@@ -172,7 +175,11 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
             )
         )
         try:
-            reply = loopback.replies.popleft()
+            reply = (
+                loopback.responder(loopback.requests[-1])
+                if loopback.responder is not None
+                else loopback.replies.popleft()
+            )
         except IndexError:
             reply = Reply(status=599, body=api_error("no canned reply queued", kind="test_error"))
         if reply.hang:

@@ -85,7 +85,7 @@ class TestFactories:
         """help() and IDEs see the provider's keywords on the factory."""
         parameters = list(inspect.signature(ChatCompletionsAdapter).parameters)
         assert parameters[:2] == ["model", "client"]
-        assert "recover_text_tool_calls" in parameters
+        assert "token_cap_field" in parameters
         assert "settings" not in parameters
 
     def test_settings_must_be_loop_settings(self) -> None:

@@ -233,7 +233,7 @@ def _anthropic_reply(turn: Turn) -> tuple[Body, ...]:
     return (claude.message(*blocks),)
 
 
-def _offline_turn(turn: Turn, request: TurnRequest) -> ModelTurn:
+def _offline_turn(turn: Turn, request: TurnRequest, *, tool_search: str = "off") -> ModelTurn:
     """The turn as an offline model plays it (a responder answering with the scripted turn)."""
     scripted = ScriptedTurn(
         text=turn.text,
@@ -243,7 +243,7 @@ def _offline_turn(turn: Turn, request: TurnRequest) -> ModelTurn:
         ),
         refusal=turn.refusal,
     )
-    reader = OfflineModel(responder=lambda _: scripted)
+    reader = OfflineModel(responder=lambda _: scripted, tool_search=tool_search)  # type: ignore[arg-type]
     attempt = Attempt(number=1, timeout=None, prompt_name="history", round=1)
     return asyncio.run(reader.send(request, attempt, lambda _: None))
 

@@ -22,7 +22,7 @@ from weakincentives.adapters import (
     ToolOutputMessage,
     TurnRequest,
 )
-from weakincentives.adapters._answer import render_output_instructions
+from weakincentives.adapters._answer import TOOLS_FIRST
 from weakincentives.adapters.openai import default_openai_codecs
 from weakincentives.errors import (
     ConfigValidationError,
@@ -154,8 +154,8 @@ class TestToolLoop:
         (executed,) = session.select(PromptExecuted)
         schema = adapter.provider.requests[0].output_schema
         assert schema is not None
-        instructions = render_output_instructions(schema)
-        assert rendered.text == f"## 1 Task\nGoal: g\n\n{instructions}"
+        # With a tool offered the prompt says to use it first; the shape comes later.
+        assert rendered.text == f"## 1 Task\nGoal: g\n\n{TOOLS_FIRST}"
         assert rendered.tool_names == ("add",)
         assert invoked.adapter == "offline"
         assert {rendered.evaluation_id, invoked.evaluation_id, executed.evaluation_id} == {
@@ -314,13 +314,20 @@ class TestLimitsAndErrors:
     def test_unparseable_answer_is_a_parse_error_with_the_text(
         self, text: str, fragment: str
     ) -> None:
-        """With output retries off, an answer that does not fit the type fails at once."""
-        adapter = Adapter(OfflineModel([ScriptedTurn(text=text)]), settings=NO_OUTPUT_RETRIES)
+        """With output retries off, an answer in the final turn that does not fit fails at once.
+
+        The first answer after the tools only ends the tools' part (it costs no try): the
+        final turn asks for the answer in its shape, with the tools off.
+        """
+        turns = [ScriptedTurn(text="Done."), ScriptedTurn(text=text)]
+        adapter = Adapter(OfflineModel(turns), settings=NO_OUTPUT_RETRIES)
         with pytest.raises(PromptEvaluationError) as caught:
             adapter.evaluate(template(), TaskParams(goal="g"))
         assert caught.value.phase == "parse"
         assert fragment in caught.value.message
         assert caught.value.provider_payload == {"text": text}
+        final = adapter.provider.requests[1]
+        assert (final.allow_tool_calls, final.constrain_output) == (False, True)
 
     def test_fenced_json_answers_are_accepted(self) -> None:
         """Answers wrapped in a markdown code fence still parse."""

@@ -108,9 +108,8 @@ def render_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:
 
 def parse_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:
     no_retries = LoopSettings(output_retries=0)
-    return Adapter(OfflineModel([ScriptedTurn(text="not json")]), settings=no_retries), prompt(
-        output=True
-    )
+    turns = [ScriptedTurn(text="Done."), ScriptedTurn(text="not json")]
+    return Adapter(OfflineModel(turns), settings=no_retries), prompt(output=True)
 
 
 def response_case() -> tuple[Adapter[OfflineModel], Prompt[Any]]:

@@ -169,3 +169,42 @@ class TestParsingTheAnswer:
             parse_structured_output(structured, text, prompt_name="p")
         assert info.value.phase == "parse"
         assert fragment in info.value.message
+
+
+class TestWrappedAnswers:
+    FLAT = StructuredOutput(dataclass_type=Flat, container="object")
+
+    ANSWER = '{"label": "x"}'
+
+    @pytest.mark.parametrize(
+        "wrap",
+        [
+            "{}",
+            "```json\n{}\n```",
+            "```\n{}```",
+            "Here is the report:\n```json\n{}\n```\nLet me know.",
+            "```json\n{}",
+        ],
+        ids=["bare", "fenced", "fence-no-language", "one-block-in-prose", "fence-never-closed"],
+    )
+    def test_the_ways_models_wrap_json_are_read(self, wrap: str) -> None:
+        """A fence, one fenced block in prose, or a fence the reply never closed."""
+        text = wrap.replace("{}", self.ANSWER)
+        assert parse_structured_output(self.FLAT, text, prompt_name="p") == Flat(label="x")
+
+    def test_a_cut_off_fence_says_so(self) -> None:
+        """Not "line 1 column 1": the fence is named, and the reply called cut off."""
+        text = '```json\n{"label": '
+        with pytest.raises(PromptEvaluationError) as info:
+            parse_structured_output(self.FLAT, text, prompt_name="p")
+        assert info.value.reason == (
+            "final answer is not valid JSON for Flat: expected valid JSON, got a code fence "
+            "that is never closed (the reply looks cut off: invalid JSON (Expecting value at "
+            "line 1 column 10)) at $"
+        )
+
+    def test_two_fenced_blocks_in_prose_are_not_guessed_between(self) -> None:
+        """Which one is the answer is not clear: the usual JSON error."""
+        block = f"```json\n{self.ANSWER}\n```"
+        with pytest.raises(PromptEvaluationError, match="is not valid JSON for Flat"):
+            parse_structured_output(self.FLAT, f"A:\n{block}\nB:\n{block}", prompt_name="p")

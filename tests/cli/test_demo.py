@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from weakincentives._cli import main
-from weakincentives._cli._demo import DemoOptions, build_adapter
+from weakincentives._cli._demo import DemoOptions, build_adapter, native_summary
 from weakincentives.errors import ConfigValidationError
+from weakincentives.serde import JSONValue
 
 
 def run(*argv: str) -> str:
@@ -82,3 +83,40 @@ def test_module_entry_point_runs() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert "Structured answer (TriageReport)" in completed.stdout
+
+
+def test_demo_runs_with_native_tool_search() -> None:
+    """--tool-search client: the search loads the rollback tool, called without expansion."""
+    text = run("--tool-search", "client", "--no-prompt")
+    assert "[ok ] expand_tool" not in text
+    assert '[ok ] call_tool({"tool_id": "rollback_release"' in text
+    assert "        [ok ] rollback_release(" in text
+    assert "== Native tool search" in text
+    assert "shown 291 catalogue tools deferred in 10 groups" in text
+    assert "its searches loaded: rollback_release, " in text
+    assert '"severity": "sev2"' in text
+
+
+@pytest.mark.parametrize(
+    ("adapter", "mode", "expected"),
+    [("openai", "server", "server"), ("anthropic", "bm25", "bm25"), ("openai", None, "off")],
+)
+def test_tool_search_reaches_the_provider(
+    adapter: str, mode: str | None, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flag sets the provider's mode; without it the demo keeps the discovery tools."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    options = DemoOptions(
+        adapter=adapter, model="m", base_url="http://127.0.0.1:9", tool_search=mode
+    )
+    built = build_adapter(options)
+    assert built.provider.tool_search == expected
+    built.close()
+
+
+def test_native_summary_of_a_provider_request_counts_deferred_tools() -> None:
+    """A real provider's body shows how many catalogue tools were declared deferred."""
+    body: dict[str, JSONValue] = {"tools": [{"name": "a", "defer_loading": True}, {"name": "b"}]}
+    assert native_summary(body) == "the request declared 1 catalogue tools deferred"
+    assert native_summary(None) == "no request was recorded"

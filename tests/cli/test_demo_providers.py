@@ -66,6 +66,38 @@ def test_openai_chat_runs_the_demo_without_the_web_search_it_cannot_offer(
     assert (body["model"], body["temperature"], body["top_k"]) == ("qwen2.5", 0.2, 20)
     assert body["max_tokens"] == 4096
     assert "tools" in body
+    # The report's schema would be enforced as a grammar by llama.cpp, leaving the model
+    # no way to call a tool: it stays out of requests that offer tools.
+    assert "response_format" not in body
+
+
+def test_answer_schema_always_sends_the_schema_with_the_tools(
+    openai_loopback: OpenAILoopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--answer-schema always: the report's schema goes in every request."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    openai_loopback.reply(ok(completion(REPORT)))
+    demo(
+        "--adapter",
+        "openai-chat",
+        "--base-url",
+        openai_loopback.base_url,
+        "--answer-schema",
+        "always",
+    )
+    body = openai_loopback.bodies[0]
+    assert body["response_format"]["json_schema"]["name"] == "TriageReport"
+    assert "tools" in body
+
+
+def test_an_unknown_answer_schema_mode_in_the_environment_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """WINK_ANSWER_SCHEMA must name a mode; the error lists them."""
+    monkeypatch.setenv("WINK_ANSWER_SCHEMA", "sometimes")
+    with pytest.raises(ConfigValidationError, match="'without_tools', 'always', 'never'") as caught:
+        DemoOptions.from_environment(adapter="openai-chat")
+    assert (caught.value.field_name, caught.value.value) == ("answer_schema", "sometimes")
 
 
 def test_anthropic_runs_the_demo_with_web_search(
@@ -131,7 +163,9 @@ def test_each_adapter_name_builds_its_adapter(monkeypatch: pytest.MonkeyPatch) -
     assert isinstance(chat.provider, ChatCompletions)
     assert isinstance(claude.provider, AnthropicMessages)
     assert (chat.provider.model, claude.provider.model) == ("llama", "claude-x")
-    assert (chat.provider.token_cap_field, chat.provider.recover_text_tool_calls) == (
-        "max_tokens",
-        True,
-    )
+    assert chat.provider.token_cap_field == "max_tokens"
+    for adapter in (chat, claude):
+        assert (adapter.settings.recover_text_tool_calls, adapter.settings.answer_schema) == (
+            True,
+            "without_tools",
+        )

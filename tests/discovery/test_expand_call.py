@@ -9,6 +9,7 @@ from typing import cast
 
 import pytest
 
+from weakincentives._bounded import TEXT_LIMIT
 from weakincentives.discovery import (
     CallableExecutor,
     CallOutcome,
@@ -151,6 +152,20 @@ class TestCall:
         assert isinstance(called, DiscoveryCalled)
         assert called.error_type == "RuntimeError"
         assert called.success is False
+
+    def test_a_huge_executor_message_is_cut_in_the_failed_call(
+        self, make_service: ServiceFactory, events: list[object]
+    ) -> None:
+        """The executor's exception text is bounded (TEXT_LIMIT), whatever its size."""
+        huge = "x" * 1_000_000
+        service = make_service(executor=_RecordingExecutor(RuntimeError(huge)))
+        response = service.call_tool("refactor.rename_symbol", GOOD_ARGS)
+        kept = "x" * (TEXT_LIMIT - 3) + "..."
+        assert response.message == f"refactor.rename_symbol failed: RuntimeError: {kept}"
+        assert response.success is False
+        called = events[-1]
+        assert isinstance(called, DiscoveryCalled)
+        assert called.message == response.message
 
 
 class _BlockingExecutor:

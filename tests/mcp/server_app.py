@@ -73,6 +73,15 @@ FAULTY_TOOLS = [
     ),
 ]
 
+BURST_TOOLS = [
+    types.Tool(
+        name="burst",
+        description="Sends count list-changed notifications.",
+        input_schema=_object({"count": {"type": "integer"}}, ["count"]),
+    ),
+    types.Tool(name="list_count", description="Counts tools/list.", input_schema=_object({}, [])),
+]
+
 
 def build_server(
     *,
@@ -82,14 +91,46 @@ def build_server(
     loop_cursor: bool = False,
     faulty: bool = False,
     task_tool: bool = False,
+    deep_category: int = 0,
+    burst: bool = False,
+    hang_list: bool = False,
+    big_listing: int = 0,
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
     ``loop_cursor`` makes every page point back to the first one, a paginator that
     never ends; ``faulty`` adds tools that break the protocol; ``task_tool`` adds one
-    that may only be called as a task, which this server does not offer.
+    that may only be called as a task, which this server does not offer;
+    ``deep_category`` adds a tool whose ``_meta.category`` has that many segments;
+    ``burst`` adds ``burst`` (sends ``count`` list-changed notifications, holding every
+    ``tools/list`` until the last is sent) and ``list_count`` (how many were served);
+    ``hang_list`` makes ``tools/list`` never answer; ``big_listing`` adds tools whose
+    descriptions make the listing that many bytes larger.
     """
     tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
+    if deep_category:
+        category = "/".join(f"c{index}" for index in range(deep_category))
+        tools.append(
+            types.Tool(
+                name="deep",
+                description="Filed very deep.",
+                input_schema=_object({}, []),
+                _meta={"category": category},
+            )
+        )
+    if burst:
+        tools.extend(BURST_TOOLS)
+    for index in range(0, big_listing, 100_000):
+        tools.append(
+            types.Tool(
+                name=f"bulky_{index // 100_000}",
+                description="x" * min(100_000, big_listing - index),
+                input_schema=_object({}, []),
+            )
+        )
+    listed = [0]
+    sent = asyncio.Event()
+    sent.set()
     if task_tool:
         tools.append(
             types.Tool(
@@ -115,6 +156,10 @@ def build_server(
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        listed[0] += 1
+        await sent.wait()
+        if hang_list:
+            await never.wait()
         start = int(params.cursor) if params is not None and params.cursor else 0
         end = start + page_size
         more = end < len(tools)
@@ -153,6 +198,17 @@ def build_server(
             else:
                 await ctx.session.send_tool_list_changed()
             return _text(f"added {grown}")
+        if params.name == "burst":
+            sent.clear()
+            for _ in range(int(arguments["count"])):
+                if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    await changes.publish(ToolsListChanged())
+                else:
+                    await ctx.session.send_tool_list_changed()
+            sent.set()
+            return _text(f"sent {arguments['count']}")
+        if params.name == "list_count":
+            return _text(str(listed[0]))
         if params.name == "badshape":
             return types.CallToolResult(content=[], structured_content={"sum": "many"})
         if params.name == "reject":
@@ -201,6 +257,9 @@ if __name__ == "__main__":
     parser.add_argument("--filler", type=int, default=0)
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--task-tool", action="store_true")
+    parser.add_argument("--deep-category", type=int, default=0)
+    parser.add_argument("--burst", action="store_true")
+    parser.add_argument("--hang-list", action="store_true")
     args = parser.parse_args()
     anyio.run(
         _serve_stdio,
@@ -209,6 +268,9 @@ if __name__ == "__main__":
             page_size=args.page_size,
             filler=args.filler,
             task_tool=args.task_tool,
+            deep_category=args.deep_category,
+            burst=args.burst,
+            hang_list=args.hang_list,
         ),
         args.legacy,
     )

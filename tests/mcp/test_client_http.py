@@ -19,7 +19,13 @@ from weakincentives.discovery import (
     SearchToolsResponse,
     ToolDiscoverySection,
 )
-from weakincentives.mcp import HttpServer, MCPConnectionError, MCPProtocolError, MCPToolbox
+from weakincentives.mcp import (
+    HttpServer,
+    MCPConnectionError,
+    MCPProtocolError,
+    MCPToolbox,
+    _client_transport,
+)
 from weakincentives.mcp._connection import MCPConnection
 from weakincentives.prompt import Prompt
 from weakincentives.runtime import InProcessEventBus, Session
@@ -270,3 +276,27 @@ def test_a_connection_whose_loop_ended_fails_fast(http_server: HttpFactory) -> N
     assert connection.closed
     with pytest.raises(MCPConnectionError, match=r"\(call_tool\): the event loop that opened"):
         asyncio.run(connection.call_tool("echo", {"text": "late"}))
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["2025-11-25", "2026-07-28"])
+def test_a_listing_over_one_mebibyte_imports_over_http(legacy: bool) -> None:
+    """2025-11-25 answers come as server-sent events, which the SDK reads up to 1 MiB;
+    the toolbox reads up to 64 MiB (2026-07-28 answers are plain JSON bodies)."""
+    server = build_server(name="big", big_listing=2_500_000)
+    with serving_http(server, legacy=legacy) as url, MCPToolbox.open([HttpServer(url=url)]) as box:
+        bulky = [tool for tool in box.catalog.tools if tool.name.startswith("bulky_")]
+        assert len(bulky) == 25
+        assert box.problems == ()
+
+
+def test_an_answer_over_the_event_limit_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not "did the server exit?": the error names the limit the answer passed."""
+    monkeypatch.setattr(_client_transport, "MAX_EVENT_BYTES", 1024 * 1024)
+    server = build_server(name="big", big_listing=2_500_000)
+    with serving_http(server, legacy=True) as url, pytest.raises(MCPConnectionError) as caught:
+        MCPToolbox.open([HttpServer(url=url)])
+    assert (caught.value.server, caught.value.operation) == ("big", "list_tools")
+    assert caught.value.reason == (
+        "the server's answer is larger than the 1,048,576 bytes the client reads in one "
+        "server-sent event over HTTP (stdio has no such limit)"
+    )

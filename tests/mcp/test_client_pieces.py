@@ -31,6 +31,7 @@ from weakincentives.mcp._hooks import sampler_of
 from weakincentives.mcp._hop import hop
 from weakincentives.mcp._rounds import EndlessRoundsError, settle
 from weakincentives.mcp._sampling import sample_with
+from weakincentives.mcp._unreadable import OVERLONG
 from weakincentives.runtime import InProcessEventBus, PromptRendered
 
 
@@ -50,12 +51,14 @@ class TestStdinLines:
         assert _lines(b'{"a":1}\n{"b":2}') == ['{"a":1}\n', '{"b":2}']
 
     def test_a_line_longer_than_the_limit_is_dropped_and_reading_goes_on(self) -> None:
-        """An over-long line becomes an empty object the server rejects; the next line reads."""
-        assert _lines(b"x" * 200 + b"\n" + b'{"ok":1}\n', limit=16) == ["{}\n", '{"ok":1}\n']
+        """An over-long line becomes OVERLONG (the client is told); the next line reads."""
+        lines = _lines(b"x" * 200 + b"\n" + b'{"ok":1}\n', limit=16)
+        assert lines == [OVERLONG, '{"ok":1}\n']
+        assert lines[0] is OVERLONG
 
     def test_an_over_long_last_line_ends_the_input(self) -> None:
         """Without a newline before the end, the long tail is dropped."""
-        assert _lines(b"y" * 200, limit=16) == ["{}\n"]
+        assert _lines(b"y" * 200, limit=16) == [OVERLONG]
 
     @pytest.mark.parametrize("kind", ["file", "no descriptor"])
     def test_stdin_that_is_not_a_pipe_uses_the_sdks_reader(

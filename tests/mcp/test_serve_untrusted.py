@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
@@ -88,6 +89,12 @@ class RawStdio:
             answer = json.loads(self._lines.get(timeout=ANSWER_SECONDS))
             if answer.get("id") == number:
                 return answer["result"]
+
+    def exchange(self, line: bytes) -> dict[str, Any]:
+        """Write ``line`` as it is and return the server's next message."""
+        self._write(line)
+        answer: dict[str, Any] = json.loads(self._lines.get(timeout=ANSWER_SECONDS))
+        return answer
 
     def notify(self, method: str) -> None:
         self._write(json.dumps({"jsonrpc": "2.0", "method": method}).encode())
@@ -230,3 +237,139 @@ def test_a_hostile_catalogue_is_refused_before_serving(
     assert done.returncode == 1
     assert done.stdout == b""
     assert done.stderr.decode().strip().endswith(message)
+
+
+def _nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+def _call_line(request_id: int, arguments: bytes) -> bytes:
+    return (
+        b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", '
+        b'"params": {"name": "search_tool_by_category", "arguments": %s}}' % (request_id, arguments)
+    )
+
+
+UNREADABLE = [
+    pytest.param(
+        _call_line(41, rb'{"query": "0\ud800"}'),
+        (41, -32700, "Parse error: "),
+        id="lone-surrogate-escape",
+    ),
+    pytest.param(
+        _call_line(42, b'{"query": %s}' % _nested(300)),
+        (42, -32700, "Parse error: "),
+        id="300-deep",
+    ),
+    pytest.param(
+        _call_line(43, b'{"query": %s}' % _nested(100_000)),
+        (43, -32700, "Parse error: "),
+        id="100000-deep",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": "q-44", oops', ("q-44", -32700, "Parse error: "), id="broken"
+    ),
+    pytest.param(b"not json at all", (None, -32700, "Parse error: "), id="text"),
+    pytest.param(b'{"id": 45, "hello": 1}', (45, -32600, "Invalid Request: "), id="not-a-message"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), UNREADABLE)
+def test_an_unreadable_request_is_answered_over_stdio(
+    raw_server: RawStdio, line: bytes, expected: tuple[object, int, str]
+) -> None:
+    """The SDK's reader refuses the line; the client gets a JSON-RPC error, then service goes on."""
+    request_id, code, start = expected
+    answer = raw_server.exchange(line)
+    assert answer["jsonrpc"] == "2.0"
+    assert answer["id"] == request_id
+    assert answer["error"]["code"] == code
+    message = answer["error"]["message"]
+    assert message.startswith(start)
+    assert len(message) <= len(start) + 200
+    listed = raw_server.request("tools/list", {})
+    assert len(listed["tools"]) == 5
+
+
+def test_a_line_longer_than_the_reader_takes_is_answered_over_stdio(raw_server: RawStdio) -> None:
+    line = _call_line(46, b'{"query": "%s"}' % (b"x" * (64 * 1024 * 1024)))
+    assert raw_server.exchange(line) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error: the line is longer than 64 MiB"},
+    }
+    assert len(raw_server.request("tools/list", {})["tools"]) == 5
+
+
+def test_stdin_from_a_regular_file_is_served_by_the_sdks_reader(
+    catalog_file: Path, tmp_path: Path
+) -> None:
+    """Not a pipe (the loop cannot watch a file): the SDK reads it; requests are answered."""
+    requests = tmp_path / "requests.jsonl"
+    initialize = {
+        "protocolVersion": types.LATEST_PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "file", "version": "0"},
+    }
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+    ]
+    requests.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            _serve_argv(catalog_file),
+            cwd=ROOT,
+            stdin=stdin,
+            capture_output=True,
+            timeout=ANSWER_SECONDS,
+            check=True,
+        )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert len(answers[1]["result"]["tools"]) == 5
+
+
+@pytest.fixture
+def served_http(catalog_file: Path) -> Iterator[str]:
+    """``wink mcp serve --http 127.0.0.1:0``; yields the endpoint it prints."""
+    process = subprocess.Popen(
+        [*_serve_argv(catalog_file), "--http", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        yield process.stderr.readline().rsplit(" ", 1)[1].strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=ANSWER_SECONDS)
+        process.stderr.close()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        rb'{"query": "0\ud800"}',
+        b'{"query": %s}' % _nested(300),
+        b'{"query": %s}' % _nested(100_000),
+    ],
+    ids=["lone-surrogate-escape", "300-deep", "100000-deep"],
+)
+def test_an_unreadable_request_is_answered_over_http(served_http: str, arguments: bytes) -> None:
+    """Over streamable HTTP the SDK answers such a body itself: 400 with -32700."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    with httpx2.Client(timeout=ANSWER_SECONDS) as client:
+        response = client.post(served_http, content=_call_line(47, arguments), headers=headers)
+    assert response.status_code == 400
+    answer = response.json()
+    assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == ("2.0", None, -32700)
+    assert answer["error"]["message"].startswith("Parse error: ")

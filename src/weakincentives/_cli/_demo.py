@@ -6,9 +6,12 @@ Offline by default (a deterministic responder plays the model). With ``--adapter
 server such as llama.cpp, Ollama or vLLM via ``--base-url`` / ``OPENAI_BASE_URL``) or
 ``anthropic`` (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``). Request options such as
 the temperature come from ``--temperature`` and ``--request-options`` (or
-``WINK_REQUEST_OPTIONS``), as JSON. ``--record PATH`` writes every exchange with the
-model to a cassette file; ``--replay PATH`` answers from it instead of the model, with
-no network, so a run recorded against a real model replays offline, identically.
+``WINK_REQUEST_OPTIONS``), as JSON; ``--answer-schema`` (or ``WINK_ANSWER_SCHEMA``) says
+when the report's schema goes in the request (``LoopSettings.answer_schema``). Tool
+calls a model writes as text are read as calls on every adapter. ``--record PATH``
+writes every exchange with the model to a cassette file; ``--replay PATH`` answers from
+it instead of the model, with no network, so a run recorded against a real model
+replays offline, identically.
 """
 
 from __future__ import annotations
@@ -18,17 +21,25 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
-from weakincentives._cli._demo_model import demo_responder
+from weakincentives._cli._demo_model import demo_responder, native_demo_responder
 from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode
-from weakincentives.adapters.anthropic import AnthropicAdapter
+from weakincentives.adapters import (
+    Adapter,
+    AnswerSchemaMode,
+    AssistantMessage,
+    LoopSettings,
+    OfflineAdapter,
+    Recorded,
+    RecordMode,
+)
+from weakincentives.adapters.anthropic import AnthropicMessages
 from weakincentives.adapters.openai import (
-    ChatCompletionsAdapter,
-    OpenAIAdapter,
+    ChatCompletions,
+    OpenAIResponses,
     default_openai_codecs,
 )
 from weakincentives.errors import ConfigValidationError
@@ -43,6 +54,10 @@ DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6"}
 """Per-adapter default model; the others use ``DEFAULT_MODEL``."""
 ADAPTERS = ("offline", "openai", "openai-chat", "anthropic")
+TOOL_SEARCH = ("client", "server", "bm25", "regex")
+"""``--tool-search`` modes: ``client`` on every adapter that has native search (simulated
+offline), ``server`` on openai, ``bm25`` and ``regex`` on anthropic."""
+ANSWER_SCHEMA_MODES: tuple[AnswerSchemaMode, ...] = ("without_tools", "always", "never")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +74,11 @@ class DemoOptions:
     cassette: str | None = None
     """A cassette file to record the run to, or to replay it from (see ``cassette_mode``)."""
     cassette_mode: RecordMode = "replay"
+    tool_search: str | None = None
+    """Load the platform catalogue through the provider's native tool search in this mode
+    (see ``TOOL_SEARCH``); None keeps the discovery tools with expansion enforced."""
+    answer_schema: AnswerSchemaMode = "without_tools"
+    """When the report's schema goes in the request (``LoopSettings.answer_schema``)."""
 
     @classmethod
     def from_environment(
@@ -72,13 +92,16 @@ class DemoOptions:
         temperature: float | None = None,
         record: str | None = None,
         replay: str | None = None,
+        tool_search: str | None = None,
+        answer_schema: str | None = None,
     ) -> DemoOptions:
         """Options from the flags, falling back to the environment.
 
         Variables: ``WINK_ADAPTER``, ``WINK_MODEL``, the service's base URL variable
         (``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``) and ``WINK_REQUEST_OPTIONS``.
         ``request_options`` is a JSON object; ``temperature`` is added to it. ``record``
-        and ``replay`` name a cassette file (at most one of them).
+        and ``replay`` name a cassette file (at most one of them). ``answer_schema``
+        falls back to ``WINK_ANSWER_SCHEMA``.
         """
         chosen = adapter or os.environ.get("WINK_ADAPTER") or "offline"
         variable = "ANTHROPIC_BASE_URL" if chosen == "anthropic" else "OPENAI_BASE_URL"
@@ -95,7 +118,23 @@ class DemoOptions:
             request_options=options,
             cassette=record or replay,
             cassette_mode="record" if record else "replay",
+            tool_search=tool_search,
+            answer_schema=_answer_schema(
+                answer_schema or os.environ.get("WINK_ANSWER_SCHEMA") or "without_tools"
+            ),
         )
+
+
+def _answer_schema(value: str) -> AnswerSchemaMode:
+    for mode in ANSWER_SCHEMA_MODES:
+        if value == mode:
+            return mode
+    raise ConfigValidationError(
+        f"unknown answer schema mode {value!r}; use one of "
+        f"{', '.join(map(repr, ANSWER_SCHEMA_MODES))}",
+        field_name="answer_schema",
+        value=value,
+    )
 
 
 def _json_object(text: str | None) -> dict[str, JSONValue]:
@@ -128,39 +167,79 @@ def build_adapter(options: DemoOptions) -> Adapter[Any]:
 
 
 def _named_adapter(options: DemoOptions) -> Adapter[Any]:
-    """The offline responder, or the adapter asked for by name."""
+    """The offline responder, or the adapter asked for by name.
+
+    Every adapter reads tool calls written as text: small local models write them
+    that way on every endpoint of their server.
+    """
     extra = dict(options.request_options)
     # A replay never reaches the service: the SDK client needs a key, not a real one.
     key = "unused-in-replay" if options.cassette and options.cassette_mode == "replay" else None
+    native: dict[str, Any] = {}
+    if options.tool_search is not None:
+        native["tool_search"] = options.tool_search
+    settings = LoopSettings(recover_text_tool_calls=True, answer_schema=options.answer_schema)
     if options.adapter == "offline":
         # The offline model answers web searches with Responses API items.
         return OfflineAdapter(
-            responder=demo_responder, name="offline", hosted_tool_codecs=default_openai_codecs()
+            responder=native_demo_responder if native else demo_responder,
+            name="offline",
+            hosted_tool_codecs=default_openai_codecs(),
+            **native,
         )
     if options.adapter == "openai":
-        return OpenAIAdapter(
-            model=options.model, base_url=options.base_url, request_options=extra, api_key=key
+        responses = OpenAIResponses(
+            model=options.model,
+            base_url=options.base_url,
+            request_options=extra,
+            api_key=key,
+            **({"tool_search": "off"} | native),
         )
+        return Adapter(responses, settings=settings)
     if options.adapter == "openai-chat":
-        # Local servers read max_tokens (not always max_completion_tokens), and small
-        # local models often write tool calls as text: the demo opts in to reading them.
-        return ChatCompletionsAdapter(
+        # Local servers read max_tokens (not always max_completion_tokens).
+        chat = ChatCompletions(
             model=options.model,
             base_url=options.base_url,
             request_options=extra,
             token_cap_field="max_tokens",
-            recover_text_tool_calls=True,
             api_key=key,
         )
+        return Adapter(chat, settings=settings)
     if options.adapter == "anthropic":
-        return AnthropicAdapter(
-            model=options.model, base_url=options.base_url, request_options=extra, api_key=key
+        messages = AnthropicMessages(
+            model=options.model,
+            base_url=options.base_url,
+            request_options=extra,
+            api_key=key,
+            **({"tool_search": "off"} | native),
         )
+        return Adapter(messages, settings=settings)
     raise ConfigValidationError(
         f"unknown adapter {options.adapter!r}; use one of {', '.join(map(repr, ADAPTERS))}",
         field_name="adapter",
         value=options.adapter,
     )
+
+
+def native_summary(request: Mapping[str, JSONValue] | None) -> str:
+    """What the model was shown natively in its last request, in one line.
+
+    The offline model's simulated view names the loaded tools; a provider's request body
+    shows how many catalogue tools it declared deferred.
+    """
+    if request is None:
+        return "no request was recorded"
+    loaded = request.get("loaded")
+    if isinstance(loaded, list):
+        return (
+            f"the model was shown {request.get('deferred_tools')} catalogue tools deferred "
+            f"in {len(cast('list[JSONValue]', request.get('deferred_groups') or []))} groups "
+            f"instead of the discovery tools; its searches loaded: "
+            f"{', '.join(map(str, loaded)) or 'nothing'}"
+        )
+    text = json.dumps(request.get("tools", []))
+    return f"the request declared {text.count('defer_loading')} catalogue tools deferred"
 
 
 def _runnable(
@@ -194,7 +273,8 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     transcript = Transcript(out, show_prompt=options.show_prompt)
     transcript.attach(bus)
     transcript.line(f"weakincentives demo: on-call triage on the {adapter.name} adapter")
-    prompt, dropped = _runnable(build_triage_prompt(), adapter)
+    native = options.tool_search is not None
+    prompt, dropped = _runnable(build_triage_prompt(native_tool_search=native), adapter)
     for key in dropped:
         transcript.line(
             f"(section {key!r} left out: the {adapter.name} adapter cannot run its hosted tools)"
@@ -215,6 +295,10 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         transcript.heading("Web search citations")
         for citation in search.citations:
             transcript.line(f"  - {citation.title} <{citation.url}>")
+    if native:
+        transcript.heading("Native tool search")
+        turns = [item.turn for item in response.conversation if isinstance(item, AssistantMessage)]
+        transcript.line(f"  {native_summary(turns[-1].request if turns else None)}")
     usage = sum((event.usage for event in session.select(PromptExecuted)), TokenUsage())
     transcript.heading("Totals")
     transcript.line(
@@ -234,6 +318,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         temperature=arguments.temperature,
         record=arguments.record,
         replay=arguments.replay,
+        tool_search=arguments.tool_search,
+        answer_schema=arguments.answer_schema,
     )
     return run_demo(options, out)
 
@@ -252,18 +338,28 @@ def register(group: CommandGroup) -> None:
             "local server such as llama.cpp, Ollama or vLLM via --base-url or "
             "OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY). --model (or WINK_MODEL) "
             "names the model; --temperature and --request-options (or "
-            "WINK_REQUEST_OPTIONS) are added to every request. --record PATH writes every "
+            "WINK_REQUEST_OPTIONS) are added to every request. --answer-schema (or "
+            "WINK_ANSWER_SCHEMA) says when the report's JSON Schema goes in the request: "
+            "without_tools (the default: only in requests that offer no tool, so a server "
+            "that enforces it as a grammar, such as llama.cpp, never keeps the model from "
+            "calling tools), always, or never. --record PATH writes every "
             "exchange with the model to a cassette file; --replay PATH answers from it, "
-            "with no network."
+            "with no network. --tool-search MODE loads the platform catalogue through "
+            "the provider's native tool search (client: our ranker answers its searches; "
+            "server on openai, bm25 or regex on anthropic: the provider's own search; "
+            "offline simulates client) instead of the discovery tools."
         ),
         examples=(
             "",
             "--no-prompt",
             "--adapter openai --model gpt-4.1-mini",
             "--adapter openai-chat --base-url http://127.0.0.1:8080/v1 --temperature 0",
+            "--adapter openai --answer-schema always",
             "--adapter anthropic --model claude-sonnet-4-6",
             "--adapter openai --record triage.json",
             "--adapter openai --replay triage.json",
+            "--tool-search client",
+            "--adapter anthropic --tool-search bm25",
         ),
         run=_run,
     )
@@ -277,7 +373,20 @@ def register(group: CommandGroup) -> None:
         metavar="JSON",
         help="a JSON object added to every request, e.g. '{\"top_p\": 0.9}'",
     )
+    demo.add_argument(
+        "--answer-schema",
+        choices=ANSWER_SCHEMA_MODES,
+        default=None,
+        help="when the report's schema goes in the request (default: without_tools)",
+    )
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
+    demo.add_argument(
+        "--tool-search",
+        choices=TOOL_SEARCH,
+        default=None,
+        help="load the catalogue through the provider's native tool search (default: the "
+        "discovery tools)",
+    )
     cassette = demo.add_mutually_exclusive_group()
     cassette.add_argument(
         "--record", default=None, metavar="PATH", help="record every model exchange to PATH"

@@ -151,8 +151,12 @@ _RUNBOOK_SEVERITY = """
 """
 
 
-def build_triage_prompt() -> PromptTemplate[TriageReport]:
-    """The demo's prompt: task, tools, a summarized runbook, and web search."""
+def build_triage_prompt(*, native_tool_search: bool = False) -> PromptTemplate[TriageReport]:
+    """The demo's prompt: task, tools, a summarized runbook, and web search.
+
+    With ``native_tool_search`` the platform catalogue is offered for the providers'
+    own tool search (its service then does not insist on expansion).
+    """
     return PromptTemplate[TriageReport](
         ns="demo/oncall",
         key="incident-triage",
@@ -188,6 +192,10 @@ def build_triage_prompt() -> PromptTemplate[TriageReport]:
                     domain_filter=DomainFilter(allowed=("status.payments.example.com",))
                 )
             ),
-            ToolDiscoverySection(build_ops_discovery(), title="Platform Tools", key="platform"),
+            ToolDiscoverySection(
+                build_ops_discovery(require_expansion=not native_tool_search),
+                title="Platform Tools",
+                key="platform",
+            ),
         ],
     )

@@ -185,8 +185,12 @@ def _canned(arguments: Mapping[str, JSONValue]) -> CallOutcome:
     return CallOutcome(success=True, message=f"done for {arguments.get('service')}")
 
 
-def build_ops_discovery() -> ToolDiscovery:
-    """The discovery service over the demo catalogue (expand before call is enforced)."""
+def build_ops_discovery(*, require_expansion: bool = True) -> ToolDiscovery:
+    """The discovery service over the demo catalogue (expand before call is enforced).
+
+    Without ``require_expansion`` the catalogue is also offered for native tool search,
+    which loads schemas with the search and has no expansion step.
+    """
     rollback = ToolCatalog.from_tools(
         [(("Deploys",), Tool.wrap(rollback_release, name=ROLLBACK_TOOL_ID))]
     ).tools
@@ -201,6 +205,6 @@ def build_ops_discovery() -> ToolDiscovery:
     return ToolDiscovery(
         catalog,
         executor=executor,
-        require_expansion=True,
+        require_expansion=require_expansion,
         cursor_secret=b"weakincentives-demo-cursor-secret",
     )

@@ -18,7 +18,7 @@ from weakincentives.adapters import (
 from weakincentives.prompt import SectionVisibility
 from weakincentives.serde import JSONValue
 
-__all__ = ["demo_responder"]
+__all__ = ["demo_responder", "native_demo_responder"]
 
 _STATUS_URL = "https://status.payments.example.com/incidents/2026-11-22-latency"
 _STATUS_TEXT = "The payments provider reports no ongoing incident; its API latency is normal."
@@ -30,6 +30,23 @@ def demo_responder(request: TurnRequest) -> ScriptedTurn:
     if not runbook_open:
         return _investigate(_turns_since(request, opened=False))
     return _conclude(_turns_since(request, opened=True))
+
+
+def native_demo_responder(request: TurnRequest) -> ScriptedTurn:
+    """Play a model whose provider loads the catalogue natively: no expansion step.
+
+    The search loads the rollback tool's definition, so the next turn calls it by name.
+    """
+    runbook_open = request.rendered.visibility.get(("runbook",)) is SectionVisibility.FULL
+    if not runbook_open:
+        return _investigate(_turns_since(request, opened=False))
+    turns = _turns_since(request, opened=True)
+    if turns == 1:
+        return ScriptedTurn(
+            text="The search loaded rollback_release; calling it.",
+            calls=(_call("rollback_release", service="checkout-api", to_version="v411"),),
+        )
+    return _conclude(0 if turns == 0 else 3)
 
 
 def _turns_since(request: TurnRequest, *, opened: bool) -> int:

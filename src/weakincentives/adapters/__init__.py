@@ -13,9 +13,7 @@ to record its exchanges to a cassette file and replay them offline.
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.adapters._adapter import (
-    Adapter,
-)
+from weakincentives.adapters._adapter import Adapter
 from weakincentives.adapters._adapter import (
     evaluate_with_disclosure as evaluate_with_disclosure,
 )
@@ -26,28 +24,24 @@ from weakincentives.adapters._offline import (
     ScriptedCall,
     ScriptedTurn,
 )
+from weakincentives.adapters._provider import Attempt as Attempt
 from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._recorded import Recorded, RecordMode
 from weakincentives.adapters._response import Halt, PromptResponse
+from weakincentives.adapters._settings import AnswerSchemaMode as AnswerSchemaMode
 from weakincentives.adapters._settings import Disclosure, LoopSettings, RetryPolicy
-from weakincentives.adapters._turns import (
-    AssistantMessage as AssistantMessage,
-)
-from weakincentives.adapters._turns import (
-    FeedbackMessage as FeedbackMessage,
-)
-from weakincentives.adapters._turns import (
-    ModelTurn as ModelTurn,
-)
-from weakincentives.adapters._turns import (
-    PromptMessage as PromptMessage,
-)
-from weakincentives.adapters._turns import (
-    ToolOutputMessage as ToolOutputMessage,
-)
-from weakincentives.adapters._turns import (
-    TurnRequest,
-)
+from weakincentives.adapters._step_runner import Decision as Decision
+from weakincentives.adapters._step_runner import Progress as Progress
+from weakincentives.adapters._step_runner import Sent as Sent
+from weakincentives.adapters._step_runner import StepRunner as StepRunner
+from weakincentives.adapters._structured import OutputSchema as OutputSchema
+from weakincentives.adapters._turns import AssistantMessage as AssistantMessage
+from weakincentives.adapters._turns import ConversationItem as ConversationItem
+from weakincentives.adapters._turns import FeedbackMessage as FeedbackMessage
+from weakincentives.adapters._turns import ModelTurn as ModelTurn
+from weakincentives.adapters._turns import PromptMessage as PromptMessage
+from weakincentives.adapters._turns import ToolOutputMessage as ToolOutputMessage
+from weakincentives.adapters._turns import TurnRequest
 
 __all__ = [
     "Adapter",
@@ -68,12 +62,21 @@ __all__ = [
 
 # Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
 # stored under this package's name, or raised from it. Not public, not in __all__.
+# The step seam (StepRunner and its values) is what weakincentives.temporal implements.
 _INTERNAL = (
+    "AnswerSchemaMode",
     "AssistantMessage",
+    "Attempt",
+    "ConversationItem",
+    "Decision",
     "FeedbackMessage",
     "HostedOutputParseError",
     "ModelTurn",
+    "OutputSchema",
+    "Progress",
     "PromptMessage",
+    "Sent",
+    "StepRunner",
     "ToolOutputMessage",
     "evaluate_with_disclosure",
 )

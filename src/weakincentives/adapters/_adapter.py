@@ -39,6 +39,7 @@ from weakincentives.adapters._resume import (
     store_of,
 )
 from weakincentives.adapters._settings import Disclosure, DisclosurePolicy, LoopSettings
+from weakincentives.adapters._step_runner import IN_PROCESS, StepRunner
 from weakincentives.adapters._turns import ConversationItem
 from weakincentives.errors import AdapterClosedError, ConfigValidationError, PromptValidationError
 from weakincentives.prompt import (
@@ -107,6 +108,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         extras: Mapping[str, object] | None = None,
         store: Store | SyncStore | None = None,
         evaluation_id: str | None = None,
+        steps: StepRunner | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
         return run_sync(
@@ -122,6 +124,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
                 extras=extras,
                 store=store,
                 evaluation_id=evaluation_id,
+                steps=steps,
             )
         )
 
@@ -138,6 +141,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         extras: Mapping[str, object] | None = None,
         store: Store | SyncStore | None = None,
         evaluation_id: str | None = None,
+        steps: StepRunner | None = None,
     ) -> PromptResponse[OutputT]:
         """Render, run the tool loop to a final answer and parse it, on the running loop.
 
@@ -152,13 +156,21 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         request and after every round, every request and tool call is recorded with
         the events it produced, and :meth:`resume` carries the evaluation on in any
         process. ``evaluation_id`` names it (default: ``settings.new_id()``).
+
+        ``steps`` runs every step (request, tool call, approval) elsewhere: the seam a
+        Temporal workflow uses (``weakincentives.temporal``); not together with ``store``.
         """
         self._thread_pool()  # raises AdapterClosedError once closed
         _check_deadline(deadline)
         _check_disclosure(disclosure)
         as_prompt = _as_prompt(prompt)
         earlier = _continuation(continue_from, prompt_name=as_prompt.name)
-        if store is None:
+        if store is not None and steps is not None:
+            raise ConfigValidationError(
+                "pass store= or steps=, not both: a store makes the loop record its own steps",
+                field_name="steps",
+            )
+        if store is None and steps is None:
             _check_no_approvals(as_prompt)
         return await start_evaluation(
             self._launch(),
@@ -172,6 +184,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
             earlier=earlier,
             extras=extras,
             evaluation_id=evaluation_id,
+            steps=IN_PROCESS if steps is None else steps,
         )
 
     def resume[OutputT](

@@ -5,14 +5,18 @@ model turn it either replays the turn's raw items, when they are in its own wire
 format, or rebuilds the turn from the neutral fields. :func:`replays_raw_items` makes
 that choice in one place, refusing turns whose raw items would be lost in translation;
 :func:`check_conversation` refuses a continued conversation whose tool outputs answer
-no call, before anything is sent.
+no call, before anything is sent. :func:`native_calls` carries a rebuilt turn to a
+provider that loads a catalogue natively (see ``_native_search``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
+from weakincentives.adapters._native_search import search_arguments
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -22,12 +26,17 @@ from weakincentives.adapters._turns import (
     ToolOutputMessage,
 )
 from weakincentives.errors import ConfigValidationError, HistoryTranslationError
+from weakincentives.prompt import DeferredTools
+from weakincentives.runtime import ToolCall
 from weakincentives.serde import JSONValue
 
 __all__ = [
+    "NativeCall",
     "call_arguments",
     "call_input",
     "check_conversation",
+    "loaded_before",
+    "native_calls",
     "replays_raw_items",
     "spoken_text",
 ]
@@ -105,3 +114,92 @@ def check_conversation(items: Sequence[ConversationItem], *, prompt_name: str) -
                 field_name="continue_from",
                 value=item.call_id,
             )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativeCall:
+    """One call of a rebuilt turn as a native provider sends it."""
+
+    kind: Literal["search", "loaded", "function"]
+    """A search, a call of a loaded catalogue tool, or an ordinary function call."""
+    call_id: str
+    name: str
+    """The name called on the wire (a loaded tool's own name)."""
+    arguments: str | Mapping[str, JSONValue]
+    """An object for a search or a loaded tool; the call's own arguments otherwise."""
+    group: str | None = None
+    """The group (namespace) of a loaded tool."""
+
+
+def loaded_before(history: Sequence[ConversationItem]) -> set[str]:
+    """Catalogue ids some search output in ``history`` found."""
+    return {
+        tool_id
+        for item in history
+        if isinstance(item, ToolOutputMessage)
+        for tool_id in item.loaded
+    }
+
+
+def native_calls(
+    turn: ModelTurn,
+    offer: DeferredTools,
+    *,
+    loaded: set[str],
+    prompt_name: str,
+    target_format: str,
+) -> tuple[NativeCall, ...]:
+    """The calls of a turn rebuilt from its neutral fields, for a provider loading natively.
+
+    A search stays a search and a call of a catalogue tool loaded earlier becomes a
+    direct call of it. The other discovery tools (list, category search, expansion)
+    have no native form, and a catalogue tool never loaded cannot be called directly:
+    both raise ``HistoryTranslationError`` naming them.
+    """
+    result: list[NativeCall] = []
+    refused: list[str] = []
+    for call in turn.tool_calls:
+        if call.name == offer.search_tool:
+            result.append(
+                NativeCall(
+                    kind="search",
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=search_arguments(call),
+                )
+            )
+        elif call.name == offer.call_tool:
+            native = _loaded_call(call, offer, loaded)
+            if native is None:
+                refused.append(f"{call.name} of a tool no search loaded")
+            else:
+                result.append(native)
+        elif call.name in offer.replaces:
+            refused.append(f"{call.name} call")
+        else:
+            result.append(
+                NativeCall(
+                    kind="function", call_id=call.call_id, name=call.name, arguments=call.arguments
+                )
+            )
+    if refused:
+        raise HistoryTranslationError(
+            prompt_name=prompt_name,
+            source_format=turn.raw_format or "unknown",
+            target_format=f"{target_format} with native tool search",
+            kinds=tuple(dict.fromkeys(refused)),
+        )
+    return tuple(result)
+
+
+def _loaded_call(call: ToolCall, offer: DeferredTools, loaded: set[str]) -> NativeCall | None:
+    arguments = search_arguments(call)
+    tool_id, inner = arguments.get("tool_id"), arguments.get("arguments", {})
+    if not isinstance(tool_id, str) or tool_id not in loaded or not isinstance(inner, dict):
+        return None
+    tool = offer.by_id(tool_id)
+    if tool is None:
+        return None
+    return NativeCall(
+        kind="loaded", call_id=call.call_id, name=tool.name, arguments=inner, group=tool.group
+    )

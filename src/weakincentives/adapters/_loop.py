@@ -21,7 +21,12 @@ from datetime import datetime
 from typing import Any, cast
 
 from weakincentives._direct import direct_constructor
-from weakincentives.adapters._answer import feedback_for
+from weakincentives.adapters._answer import (
+    TOOLS_FIRST,
+    empty_answer_feedback,
+    feedback_for,
+    final_answer_request,
+)
 from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
     chosen_sections,
@@ -43,6 +48,7 @@ from weakincentives.adapters._structured import (
     output_schema,
     parse_structured_output,
 )
+from weakincentives.adapters._text_calls import HeldText, with_recovered_calls
 from weakincentives.adapters._tool_round import CallLedger, RoundResult, run_tool_round
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -52,7 +58,12 @@ from weakincentives.adapters._turns import (
     PromptMessage,
     TurnRequest,
 )
-from weakincentives.errors import ParseError, PromptError, PromptEvaluationError
+from weakincentives.errors import (
+    EmptyAnswerError,
+    ParseError,
+    PromptError,
+    PromptEvaluationError,
+)
 from weakincentives.prompt import (
     EvaluatingAdapter,
     ExecutionScope,
@@ -74,6 +85,7 @@ from weakincentives.runtime import (
     ToolCall,
     ToolExecution,
 )
+from weakincentives.serde import detached
 
 __all__ = ["Evaluation"]
 
@@ -110,6 +122,25 @@ class _Render:
     """What the model reads: the render, plus the answer shape when there is one."""
     hosted: tuple[Any, ...]
     schema: OutputSchema | None
+
+    @property
+    def offers_tools(self) -> bool:
+        """True when the render offers function tools, which the model calls in its reply.
+
+        Hosted tools do not count: the services that run them (OpenAI, Anthropic) let
+        the model use them while a schema is set.
+        """
+        return bool(self.rendered.tools)
+
+
+@dataclass(slots=True)
+class _AnswerState:
+    """How the search for a usable final answer stands."""
+
+    final_turn: bool = False
+    """The loop asked for the answer in a tools-free final turn (``answer_schema``)."""
+    retries: int = 0
+    """Answers sent back to the model so far (``output_retries``)."""
 
 
 class Evaluation[RequestT, ReplyT, OutputT]:
@@ -198,9 +229,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         render = self._render(first=True)
         history: list[ConversationItem] = [PromptMessage(text=render.text), *self._earlier]
         re_renders = 0
-        output_retries = 0
+        answer = _AnswerState()
         while True:
-            turn = await self._next_turn(render, history)
+            turn = await self._next_turn(render, history, final=answer.final_turn)
             if turn.tool_calls:
                 outcome = await self._run_tools(render, turn)
                 self._executions.extend(outcome.executions)
@@ -225,15 +256,10 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 history = [PromptMessage(text=render.text), *kept]
                 await self._round_done()
                 continue
-            if render.schema is None:
-                return await self._respond(render, history, turn)
             try:
-                output = self._parse(render, turn)
+                output = self._answer(render, turn)
             except PromptEvaluationError as exc:
-                if turn.refusal or output_retries >= self._settings.output_retries:
-                    raise
-                output_retries += 1
-                history.append(self._reject(turn, exc, output_retries))
+                history.append(self._not_answered(render, turn, exc, answer))
                 await self._round_done()
                 continue
             return await self._respond(render, history, turn, output=output)
@@ -256,7 +282,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         text = rendered.text
         instructions = self._settings.output_instructions
         if schema is not None and instructions is not None:
-            text = f"{text}\n\n{instructions(schema)}"
+            shape = TOOLS_FIRST if self._defers_answer(schema, rendered) else instructions(schema)
+            text = f"{text}\n\n{shape}"
         publish(
             self._bus,
             PromptRendered(
@@ -275,11 +302,50 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         )
         return _Render(rendered=rendered, text=text, hosted=hosted, schema=schema)
 
-    async def _next_turn(self, render: _Render, history: list[ConversationItem]) -> ModelTurn:
-        settings = self._settings
-        if self._rounds >= settings.max_rounds:
+    async def _next_turn(
+        self, render: _Render, history: list[ConversationItem], *, final: bool
+    ) -> ModelTurn:
+        """Send the next request and read its turn; ``final``: the tools-free final turn."""
+        self._start_round(history)
+        request = self._turn_request(render, history, final=final)
+        self._accumulator.start_round()
+        recovering = self._settings.recover_text_tool_calls and not final and render.offers_tools
+        deltas = 0
+
+        def show(text: str) -> None:
+            nonlocal deltas
+            self._accumulator.add(text)
+            publish(self._bus, self._delta(deltas, text))
+            deltas += 1
+
+        held = HeldText(show, hold=recovering)
+        wire = self._provider.build_request(request)
+        sent = await self._send(wire, held.feed)
+        replayed = deltas == 0 and bool(sent.deltas) and not sent.unpublished
+        if sent.unpublished:  # it ran elsewhere: publish what it streamed, now
+            for text in sent.deltas:
+                held.feed(text)
+        turn = self._provider.read_turn(sent.reply, wire, request)
+        if recovering:
+            offered = frozenset(tool.name for tool in render.rendered.tools)
+            turn = with_recovered_calls(turn, offered, round_number=self._rounds)
+        if replayed:
+            # A replayed send: its deltas were published when it ran; rebuild the text.
+            self._accumulator.add(turn.text)
+        else:
+            # The text not shown yet: all of it when the reply did not stream (the
+            # one-delta case of a streamed one), or what was held back.
+            held.finish(turn.text)
+        self._usage = self._usage + turn.usage
+        self._raw_items.extend(turn.raw_items)
+        history.append(AssistantMessage(turn=turn))
+        return turn
+
+    def _start_round(self, history: list[ConversationItem]) -> None:
+        """Count the round, or fail when the round budget or the deadline is spent."""
+        if self._rounds >= self._settings.max_rounds:
             raise self._too_many_rounds(history)
-        left = time_left(self._deadline, settings.clock)
+        left = time_left(self._deadline, self._settings.clock)
         if left is not None and left <= 0:
             assert self._deadline is not None
             raise PromptEvaluationError(
@@ -288,7 +354,15 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 phase="request",
             )
         self._rounds += 1
-        request = TurnRequest(
+
+    def _turn_request(
+        self, render: _Render, history: list[ConversationItem], *, final: bool
+    ) -> TurnRequest:
+        mode = self._settings.answer_schema
+        constrain = mode == "always" or (
+            mode == "without_tools" and (final or not render.offers_tools)
+        )
+        return TurnRequest(
             prompt_name=self._prompt.name,
             rendered=render.rendered,
             history=tuple(history),
@@ -297,35 +371,24 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             round=self._rounds,
             deadline=self._deadline,
             evaluation_id=self._id,
-            max_output_tokens=settings.max_output_tokens,
+            max_output_tokens=self._settings.max_output_tokens,
+            constrain_output=constrain and render.schema is not None,
+            allow_tool_calls=not final,
         )
-        self._accumulator.start_round()
-        deltas = 0
 
-        def on_text(text: str) -> None:
-            nonlocal deltas
-            if not text:
-                return
-            self._accumulator.add(text)
-            publish(self._bus, self._delta(deltas, text))
-            deltas += 1
+    def _defers_answer(self, schema: OutputSchema | None, rendered: RenderedPrompt[Any]) -> bool:
+        """True when the answer's shape waits for a tools-free final turn.
 
-        wire = self._provider.build_request(request)
-        sent = await self._send(wire, on_text)
-        if deltas == 0 and sent.deltas:
-            # A replayed send: its deltas were published when it ran; rebuild the text.
-            for text in sent.deltas:
-                self._accumulator.add(text)
-            deltas = len(sent.deltas)
-        reply = sent.reply
-        turn = self._provider.read_turn(reply, wire, request)
-        if deltas == 0:
-            # A reply that did not stream is the one-delta case of a streamed one.
-            on_text(turn.text)
-        self._usage = self._usage + turn.usage
-        self._raw_items.extend(turn.raw_items)
-        history.append(AssistantMessage(turn=turn))
-        return turn
+        With ``answer_schema="without_tools"`` and function tools offered, the prompt
+        says to use the tools first, and the schema comes with the request for the final
+        answer: the one request where a server may enforce it without keeping the model
+        from calling tools.
+        """
+        return (
+            schema is not None
+            and bool(rendered.tools)
+            and self._settings.answer_schema == "without_tools"
+        )
 
     async def _round_done(self) -> None:
         """A round ended and another follows: the runner may checkpoint."""
@@ -429,9 +492,19 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             }
             remember(self._session, key, opened)
 
-    def _parse(self, render: _Render, turn: ModelTurn) -> object:
+    def _answer(self, render: _Render, turn: ModelTurn) -> object:
+        """The final answer: the parsed output (None for a text prompt).
+
+        An answer with no text at all (no refusal, no hosted-tool items either) is an
+        ``EmptyAnswerError``, which goes back to the model like an answer that does not fit.
+        """
+        if not (turn.text.strip() or turn.refusal or turn.untranslatable):
+            raise EmptyAnswerError(
+                prompt_name=self._prompt.name, structured=render.schema is not None
+            )
         structured = render.rendered.structured_output
-        assert structured is not None
+        if structured is None:
+            return None
         if turn.refusal:
             raise PromptEvaluationError(
                 f"the model refused to answer: {turn.refusal}",
@@ -441,8 +514,28 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             )
         return parse_structured_output(structured, turn.text, prompt_name=self._prompt.name)
 
+    def _not_answered(
+        self, render: _Render, turn: ModelTurn, error: PromptEvaluationError, state: _AnswerState
+    ) -> FeedbackMessage:
+        """What to tell the model after a turn without calls that is not a usable answer.
+
+        Raises ``error`` when no try is left. While the answer's shape waits for the
+        final turn, the first such turn means the model is done with the tools: it is
+        asked for the answer, in its shape, with the tools off; that costs no try.
+        """
+        deferred = self._defers_answer(render.schema, render.rendered)
+        if deferred and not state.final_turn and not turn.refusal:
+            assert render.schema is not None
+            state.final_turn = True
+            ask = final_answer_request(render.schema, self._settings.output_instructions)
+            return FeedbackMessage(text=ask)
+        if turn.refusal or state.retries >= self._settings.output_retries:
+            raise error
+        state.retries += 1
+        return self._reject(render, turn, error, state.retries)
+
     def _reject(
-        self, turn: ModelTurn, error: PromptEvaluationError, attempt: int
+        self, render: _Render, turn: ModelTurn, error: PromptEvaluationError, attempt: int
     ) -> FeedbackMessage:
         cause = error.__cause__
         path = cause.path if isinstance(cause, ParseError) else None
@@ -459,6 +552,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             ),
         )
         remaining = self._settings.output_retries - attempt
+        if isinstance(error, EmptyAnswerError):
+            text = empty_answer_feedback(structured=render.schema is not None, remaining=remaining)
+            return FeedbackMessage(text=text)
         return FeedbackMessage(text=feedback_for(problem, remaining=remaining))
 
     async def _respond(
@@ -486,7 +582,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 adapter=self._provider.name,
                 session_id=self._session.session_id,
                 text=text,
-                output=output,
+                output=detached(output),  # the caller gets ``output``; the record keeps a copy
                 tool_call_count=len(self._executions),
                 rounds=self._rounds,
                 halted=halt is not None,

@@ -16,11 +16,13 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from weakincentives._direct import direct_constructor
 from weakincentives.adapters._factory import adapter_factory
+from weakincentives.adapters._history import loaded_before
 from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._native_search import declared_tools, native_offer, neutral_call
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -31,6 +33,7 @@ from weakincentives.adapters._turns import (
     TurnRequest,
 )
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
+from weakincentives.prompt import DeferredTools
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue, dump, sample
 
@@ -48,8 +51,8 @@ OFFLINE_FORMAT = "offline"
 to the Responses API as they are: they lack the ids a real reply carries)."""
 
 # Raw items whose content the neutral fields carry; any other (a hosted-tool fixture)
-# cannot be carried to another provider.
-_NEUTRAL_ITEMS = frozenset({"message", "function_call"})
+# cannot be carried to another provider. A simulated native search is a neutral call.
+_NEUTRAL_ITEMS = frozenset({"message", "function_call", "tool_search_call"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +124,13 @@ class OfflineModel:
     hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] = field(default_factory=dict)
     """Codecs for hosted-tool fixtures; none unless given. ``default_openai_codecs()``
     reads the Responses-API-shaped items that ``ScriptedTurn.raw_items`` carries."""
+    tool_search: Literal["off", "client"] = "off"
+    """``client`` simulates a provider's native tool search for a catalogue the prompt
+    offers (``ToolDiscoverySection``): the model is shown the catalogue deferred instead
+    of the discovery tools (``ModelTurn.request``), a scripted call of the section's
+    search tool is a native search, and a scripted call of a catalogue tool by its
+    deferred name runs as a call of the section's call tool. ``off``: the discovery
+    tools, as on any provider without native search."""
     _state: _ScriptState = field(
         init=False, repr=False, compare=False, default_factory=_ScriptState
     )
@@ -142,6 +152,13 @@ class OfflineModel:
                 config_type=OfflineModel,
                 field_name="stream_chunk_size",
                 value=chunk,
+            )
+        if self.tool_search not in ("off", "client"):
+            raise ConfigValidationError(
+                f"tool_search must be 'off' or 'client', got {self.tool_search!r}",
+                config_type=OfflineModel,
+                field_name="tool_search",
+                value=self.tool_search,
             )
         self._state.script = tuple(self.script)
 
@@ -181,7 +198,8 @@ class OfflineModel:
                 prompt_name=request.prompt_name,
                 phase="response",
             )
-        turn = _to_model_turn(scripted, request, self._state.usage)
+        offer = native_offer(request, enabled=self.tool_search == "client")
+        turn = _to_model_turn(scripted, request, self._state.usage, offer)
         chunk = self.stream_chunk_size
         if chunk is not None:
             for start in range(0, len(turn.text), chunk):
@@ -213,14 +231,16 @@ class OfflineModel:
         return turn
 
     def _exercise(self, request: TurnRequest) -> ScriptedTurn:
-        if request.round == 1 and request.rendered.tools:
+        offer = native_offer(request, enabled=self.tool_search == "client")
+        tools = declared_tools(request, offer)
+        if request.round == 1 and tools:
             return ScriptedTurn(
                 calls=tuple(
                     ScriptedCall(
                         name=tool.name,
                         arguments=_object(sample(tool.spec.parameters_schema, seed=self.seed)),
                     )
-                    for tool in request.rendered.tools
+                    for tool in tools
                 )
             )
         if request.output_schema is not None:
@@ -242,7 +262,10 @@ _make_call = direct_constructor(ToolCall)
 
 
 def _to_model_turn(
-    scripted: ScriptedTurn, request: TurnRequest, estimator: _UsageEstimator
+    scripted: ScriptedTurn,
+    request: TurnRequest,
+    estimator: _UsageEstimator,
+    offer: DeferredTools | None,
 ) -> ModelTurn:
     text = scripted.text
     if scripted.output is not None:
@@ -264,17 +287,9 @@ def _to_model_turn(
         arguments = (
             call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
         )
-        calls.append(
-            _make_call(
-                call_id=call_id,
-                name=call.name,
-                arguments=arguments,
-                parent_message_id=f"offline_{request.round}",
-            )
-        )
-        items.append(
-            {"type": "function_call", "call_id": call_id, "name": call.name, "arguments": arguments}
-        )
+        made, item = _offline_call(call.name, call_id, arguments, request.round, offer)
+        calls.append(made)
+        items.append(item)
     usage = scripted.usage or TokenUsage(
         input_tokens=estimator.input_tokens(request),
         output_tokens=_estimate(text)
@@ -291,7 +306,63 @@ def _to_model_turn(
         usage=usage,
         response_id=f"offline_{request.round}",
         refusal=scripted.refusal,
+        request=None if offer is None else _native_view(request, offer),
     )
+
+
+def _offline_call(
+    name: str, call_id: str, arguments: str, round_number: int, offer: DeferredTools | None
+) -> tuple[ToolCall, Mapping[str, JSONValue]]:
+    """A scripted call and its Responses-shaped item, the native way when simulated."""
+    parent = f"offline_{round_number}"
+    deferred = None if offer is None else offer.named(name)
+    if offer is not None and deferred is not None:
+        call = neutral_call(
+            offer, deferred, call_id=call_id, arguments=arguments, parent_message_id=parent
+        )
+        item: dict[str, JSONValue] = {
+            "type": "function_call",
+            "call_id": call_id,
+            "name": name,
+            "namespace": deferred.group,
+            "arguments": arguments,
+        }
+        return call, item
+    call = _make_call(call_id=call_id, name=name, arguments=arguments, parent_message_id=parent)
+    if offer is not None and name == offer.search_tool:
+        item = {
+            "type": "tool_search_call",
+            "call_id": call_id,
+            "execution": "client",
+            "status": "completed",
+            "arguments": dict(_object(_decoded(arguments))),
+        }
+        return call, item
+    return call, {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+
+
+def _decoded(text: str) -> JSONValue:
+    try:
+        value: JSONValue = json.loads(text)
+    except ValueError:
+        return None
+    return value
+
+
+def _native_view(request: TurnRequest, offer: DeferredTools) -> dict[str, JSONValue]:
+    """What a provider with native tool search shows the model for ``request``.
+
+    The declared function tools, the deferred catalogue's groups, and the catalogue
+    tools the searches so far loaded (their definitions are in the context from then on).
+    """
+    loaded = loaded_before(request.history)
+    return {
+        "tools": [tool.name for tool in declared_tools(request, offer)],
+        "search_tool": offer.search_tool,
+        "deferred_groups": list(offer.groups),
+        "deferred_tools": len(offer.tools),
+        "loaded": [tool.name for tool in offer.tools if tool.tool_id in loaded],
+    }
 
 
 def _output_text(output: object, request: TurnRequest) -> str:

@@ -95,9 +95,9 @@ async def start_evaluation[OutputT](
     earlier: tuple[ConversationItem, ...],
     extras: Mapping[str, object] | None,
     evaluation_id: str | None,
+    steps: StepRunner = IN_PROCESS,
 ) -> PromptResponse[OutputT]:
-    """Run an evaluation: in process, or (with ``store``) with every step recorded there."""
-    steps: StepRunner = IN_PROCESS
+    """Run an evaluation: in process, with every step recorded in ``store``, or on ``steps``."""
     started: datetime | None = None
     if store is not None:
         if evaluation_id is None:

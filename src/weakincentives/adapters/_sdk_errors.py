@@ -18,6 +18,7 @@ import functools
 import importlib
 from collections.abc import Iterator, Mapping
 from types import ModuleType
+from typing import Any
 
 from weakincentives.adapters._http import is_retryable_status, retry_after_seconds
 from weakincentives.adapters._json import decode_reply
@@ -92,13 +93,29 @@ def _sdk_error(sdk: ModuleType, exc: Exception, prompt_name: str) -> PromptEvalu
     label = "rate limited" if status == 429 else "the provider answered"
     wait = "" if retry_after is None else f" (retry after {retry_after:g}s)"
     return ProviderError(
-        f"{label} with HTTP {status}{wait}: {exc.message}",
+        f"{label} with HTTP {status}{wait}: {_status_message(exc)}",
         prompt_name=prompt_name,
         status_code=status,
         retry_after=retry_after,
         retryable=is_retryable_status(status, headers),
         provider_payload={"status": status, "body": _jsonable(exc.body)},
     )
+
+
+def _status_message(exc: Any) -> str:
+    """The error's own message from its body, else the SDK's text.
+
+    The SDKs build their text differently: ``openai`` quotes the body's message,
+    ``anthropic`` appends the whole decoded body as a Python ``repr``. The body's
+    ``error.message`` (or top-level ``message``) is what the server meant to say.
+    """
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, Mapping) else None
+    message = error.get("message") if isinstance(error, Mapping) else None
+    if isinstance(message, str) and message.strip():
+        return message.strip()
+    text: str = exc.message
+    return text
 
 
 def _body_error(exc: Exception, prompt_name: str) -> PromptEvaluationError | None:

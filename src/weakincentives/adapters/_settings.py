@@ -12,7 +12,19 @@ from typing import Literal
 from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
 from weakincentives.errors import ConfigValidationError
 
-__all__ = ["Disclosure", "DisclosurePolicy", "LoopSettings", "RetryPolicy"]
+__all__ = ["AnswerSchemaMode", "Disclosure", "DisclosurePolicy", "LoopSettings", "RetryPolicy"]
+
+type AnswerSchemaMode = Literal["without_tools", "always", "never"]
+"""When a structured prompt's answer schema goes in the request's format field.
+
+- ``without_tools``: only in requests that let the model call no tool: a prompt
+  without tools, and the tools-free final turn the loop asks for when an answer does
+  not fit. A server that enforces the schema as a grammar over the whole reply
+  (llama.cpp) then never keeps the model from calling tools.
+- ``always``: in every request, for services that let the model call tools while a
+  schema is set (OpenAI, Anthropic).
+- ``never``: only the prompt text states the answer's shape.
+"""
 
 type DisclosurePolicy = Literal["eager", "conservative", "batched"]
 """How many requested sections to open per re-render.
@@ -122,6 +134,13 @@ class LoopSettings:
     """What happens when the model opens summarized sections."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     """Back-off for resending requests after retryable provider errors."""
+    answer_schema: AnswerSchemaMode = "without_tools"
+    """When the answer's schema is sent in the request's format field (see
+    :data:`AnswerSchemaMode`). The answer is validated against it in every mode."""
+    recover_text_tool_calls: bool = False
+    """Read tool calls the model wrote as JSON text (fenced, tagged or the whole reply)
+    as calls, for models that do not produce structured calls; streamed text that may
+    be such a call is held back until the turn is read."""
     output_instructions: OutputInstructions | None = render_output_instructions
     """Renders the expected answer shape, appended to the prompt text when the prompt
     declares a structured output, so servers that ignore the request's schema field
@@ -138,6 +157,14 @@ class LoopSettings:
         _check_count(LoopSettings, "max_identical_calls", self.max_identical_calls, minimum=1)
         if self.max_output_tokens is not None:
             _check_count(LoopSettings, "max_output_tokens", self.max_output_tokens, minimum=1)
+        if self.answer_schema not in ("without_tools", "always", "never"):
+            raise ConfigValidationError(
+                "LoopSettings.answer_schema must be 'without_tools', 'always' or 'never', "
+                f"got {self.answer_schema!r}",
+                config_type=LoopSettings,
+                field_name="answer_schema",
+                value=self.answer_schema,
+            )
 
 
 def _check_count(owner: type[object], name: str, value: object, *, minimum: int) -> None:

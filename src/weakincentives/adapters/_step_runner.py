@@ -16,8 +16,8 @@ reply, itself a recorded step.
 - :data:`IN_PROCESS` (the default) runs every step as it comes and records nothing.
 - ``DurableSteps`` (``adapters/_durable.py``, ``evaluate(store=...)``) records steps in
   a store and replays them on resume.
-- A Temporal runner runs sends and calls as activities and waits on a signal for
-  approvals.
+- ``weakincentives.temporal`` runs sends and calls as activities and waits on a signal
+  for approvals.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ class Sent[ReplyT]:
     deltas: tuple[str, ...] = ()
     """The text pieces streamed during the exchange, in order (empty when it did not
     stream); a replayed send hands them to the accumulator again."""
+    unpublished: bool = False
+    """True when the exchange ran elsewhere (a Temporal activity) and nothing published
+    its deltas yet: the loop publishes them as ``TextDelta`` events when the step
+    returns. False (a replayed durable send) means they are in the session log already."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

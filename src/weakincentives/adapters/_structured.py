@@ -94,11 +94,12 @@ def _retargeted(node: JSONValue, pointer: str) -> JSONValue:
 
 def parse_structured_output(structured: StructuredOutput, text: str, *, prompt_name: str) -> object:
     """Parse the model's final text into the declared output; phase ``parse`` on failure."""
+    name = structured.dataclass_type.__name__
     try:
-        data = loads(_strip_fence(text))
+        data = _answer_json(text)
     except ParseError as exc:
         raise PromptEvaluationError(
-            f"final answer is not valid JSON for {structured.dataclass_type.__name__}: {exc}",
+            f"final answer is not valid JSON for {name}: {exc}",
             prompt_name=prompt_name,
             phase="parse",
             provider_payload={"text": text},
@@ -109,7 +110,7 @@ def parse_structured_output(structured: StructuredOutput, text: str, *, prompt_n
         return _parse_items(structured.dataclass_type, data)
     except ParseError as exc:
         raise PromptEvaluationError(
-            f"final answer does not fit {structured.dataclass_type.__name__}: {exc.message}",
+            f"final answer does not fit {name}: {exc.message}",
             prompt_name=prompt_name,
             phase="parse",
             provider_payload={"text": text},
@@ -138,8 +139,37 @@ def _parse_items(item_type: type[Any], data: object) -> list[object]:
     return parsed
 
 
-def _strip_fence(text: str) -> str:
-    """Accept an answer wrapped in a markdown code fence, as some models send it."""
+_WHOLE_FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\r?\n?(.*?)\s*```", re.DOTALL)
+_OPEN_FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\r?\n")
+
+
+def _answer_json(text: str) -> JSONValue:
+    """The JSON value of an answer, accepting the ways models wrap it.
+
+    The whole answer, or the whole answer in a Markdown code fence; failing those, the
+    one fenced block of an answer that wraps it in prose. An answer that opens a fence
+    and never closes it (the reply stopped midway) is read without the opening line,
+    and when that is not JSON either the error says the fence was never closed rather
+    than pointing at the backticks.
+    """
     stripped = text.strip()
-    match = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, flags=re.DOTALL)
-    return match.group(1) if match else stripped
+    whole = _WHOLE_FENCE.fullmatch(stripped)
+    if whole is not None:
+        return loads(whole.group(1))
+    opened = _OPEN_FENCE.match(stripped)
+    if opened is not None and "```" not in stripped[opened.end() :]:
+        try:
+            return loads(stripped[opened.end() :])
+        except ParseError as exc:
+            raise ParseError(
+                path=exc.path,
+                expected=exc.expected,
+                got=f"a code fence that is never closed (the reply looks cut off: {exc.got})",
+            ) from exc
+    try:
+        return loads(stripped)
+    except ParseError:
+        blocks = _WHOLE_FENCE.findall(stripped)
+        if len(blocks) != 1:
+            raise
+        return loads(blocks[0])

@@ -239,7 +239,9 @@ class _Round:
             async def deny() -> ToolExecution:
                 return refuse_tool_call(call, self._scope, message)
 
-            execution = await self._stepped(index, deny, self._tools.get(call.name))
+            # The tool does not run: like any refused call, the step has no tool (so a
+            # runner that runs tools elsewhere runs the refusal here).
+            execution = await self._stepped(index, deny, None)
         else:
 
             async def run() -> ToolExecution:
@@ -330,6 +332,7 @@ class _Round:
                     name=execution.call.name,
                     content=content,
                     success=execution.result.success,
+                    loaded=_loaded(execution.result.value),
                 )
             )
         waiting = self._approvals.pending
@@ -340,6 +343,16 @@ class _Round:
 _make_output = direct_constructor(ToolOutputMessage)
 _NO_APPROVALS = Approvals()
 """In process no call waits for approval (a prompt that needs one has no runner to wait)."""
+
+
+def _loaded(value: object) -> tuple[str, ...]:
+    """The catalogue tools a search result found, when its payload names them.
+
+    Discovery's ``SearchToolsResponse`` has ``loaded_tool_ids``; a provider that loads a
+    catalogue natively turns them into tool definitions (see ``prompt._deferred``).
+    """
+    ids = getattr(value, "loaded_tool_ids", ())
+    return ids if isinstance(ids, tuple) else ()
 
 
 def _repeat_note(count: int) -> str:

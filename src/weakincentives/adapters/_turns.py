@@ -85,6 +85,9 @@ class ToolOutputMessage:
     content: str
     """What the model reads: ``ToolResult.model_content()``."""
     success: bool
+    loaded: tuple[str, ...] = ()
+    """Catalogue tool ids a search call found (its payload's ``loaded_tool_ids``): a
+    provider loading a catalogue natively sends their definitions instead of the text."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,3 +122,11 @@ class TurnRequest:
     """The evaluation this request belongs to."""
     max_output_tokens: int | None = None
     """The cap on tokens the model may write in this turn (None: the provider's default)."""
+    constrain_output: bool = True
+    """Send ``output_schema`` in the request's format field. False while the model may
+    still call tools (``LoopSettings.answer_schema``): a server that enforces the schema
+    as a grammar over the whole reply would leave it no way to call one. The prompt
+    text states the answer's shape either way."""
+    allow_tool_calls: bool = True
+    """False for the loop's tools-free final turn: the tools are still listed (earlier
+    turns refer to them) but the request asks for no call (``tool_choice`` none)."""

@@ -77,6 +77,11 @@ class SearchToolsResponse:
     results: tuple[ToolPointer, ...]
     next_cursor: str | None = None
 
+    @property
+    def loaded_tool_ids(self) -> tuple[str, ...]:
+        """The ids found, in order: what a provider loading the catalogue natively loads."""
+        return tuple(pointer.tool_id for pointer in self.results)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchNodesResponse:

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from weakincentives.discovery._catalog import CatalogTool
+from weakincentives.discovery._deferred import deferred_tools
 from weakincentives.discovery._errors import DiscoveryError, DiscoveryFailure
 from weakincentives.discovery._executor import CallOutcome, ToolExecutor
 from weakincentives.discovery._responses import ListResponse
 from weakincentives.discovery._service import ToolDiscovery
 from weakincentives.prompt import (
+    DeferredTools,
     EmptyParams,
     MarkdownSection,
     Tool,
@@ -51,6 +53,17 @@ Work with it through the discovery tools:
 
 Top-level categories: {roots}.
 """
+
+_NATIVE_RULE = """
+When a search loads the tools it finds for you (your provider's own tool search),
+call them directly by name with arguments that follow their schema; you then need
+neither `expand_tool` nor `call_tool`.
+"""
+
+MAX_DEFERRED_TOOLS = 10_000
+"""The most tools a section offers for native deferred loading: Anthropic documents
+10,000 tools as the tool search catalogue's limit. A larger catalogue keeps the
+discovery tools on every provider."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +133,12 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
     to enforce "expand before calling". During an evaluation, its audit events go to
     the evaluation's bus and catalogue tools built from weakincentives ``Tool``s run
     through the shared execution path.
+
+    The section also offers the catalogue for native deferred loading
+    (:meth:`deferred_tools`): providers with their own tool search declare the tools
+    the caller may call deferred and leave these five out; others keep them. A service
+    that requires expansion, or a catalogue of more than ``MAX_DEFERRED_TOOLS``
+    callable tools, is offered through the five tools only.
     """
 
     def __init__(
@@ -137,12 +156,36 @@ class ToolDiscoverySection(MarkdownSection[EmptyParams]):
         template = _RULES.format(
             count=_count(overview.tool_count, "tool"), roots=roots.replace("$", "$$")
         )
-        super().__init__(title=title, key=key, template=template, tools=self._build_tools())
+        tools = self._build_tools()
+        self._deferred = self._offer(tools)
+        if self._deferred is not None:
+            template += _NATIVE_RULE
+        super().__init__(title=title, key=key, template=template, tools=tools)
 
     @property
     def discovery(self) -> ToolDiscovery:
         """The service behind the tools."""
         return self._discovery
+
+    def deferred_tools(self) -> DeferredTools | None:
+        """The catalogue's callable tools for providers that load tools on demand natively."""
+        return self._deferred
+
+    def _offer(self, tools: list[Tool[Any, Any]]) -> DeferredTools | None:
+        discovery = self._discovery
+        if discovery.require_expansion:
+            return None  # a native search loads schemas without an expansion step
+        callable_tools = discovery.callable_tools()
+        if not callable_tools or len(callable_tools) > MAX_DEFERRED_TOOLS:
+            return None
+        by_name = {tool.name: tool for tool in tools}
+        return deferred_tools(
+            discovery.catalog,
+            callable_tools,
+            search=by_name["search_tool_by_category"],
+            call=by_name["call_tool"],
+            replaces=tuple(by_name),
+        )
 
     def _bound(self, context: ToolContext) -> ToolDiscovery:
         scope = context.scope

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
-from weakincentives._bounded import quote
+from weakincentives._bounded import exception_text, quote
 from weakincentives._portal import run_sync
 from weakincentives.discovery._access import AccessPolicy
 from weakincentives.discovery._catalog import CatalogTool, ToolCatalog, TreePath
@@ -172,6 +172,24 @@ class ToolDiscovery:
         through another channel, such as MCP resources, under the same policy.
         """
         return self._view.visible_tool(tool_id) is not None
+
+    @property
+    def require_expansion(self) -> bool:
+        """Whether ``call_tool`` refuses tools this service has not expanded."""
+        return self._require_expansion
+
+    def callable_tools(self) -> tuple[CatalogTool, ...]:
+        """Every tool the caller may see and call, in catalogue order (no event).
+
+        What a provider may be shown when it loads the catalogue natively: the access
+        policy decides here exactly as it does for every operation.
+        """
+        view = self._view
+        return tuple(
+            tool
+            for position, tool in enumerate(self._catalog.tools)
+            if view.is_visible(position) and view.can_call(tool)
+        )
 
     def overview(self) -> CatalogOverview:
         """How many tools the caller may see, and the top-level categories holding them.
@@ -403,7 +421,7 @@ class ToolDiscovery:
             outcome = await executor.execute(tool, arguments)
         except Exception as exc:  # the executor's failure is the tool's failure, not ours
             error_type = type(exc).__name__
-            outcome = CallOutcome(success=False, message=f"{tool_id} failed: {error_type}: {exc}")
+            outcome = CallOutcome(success=False, message=f"{tool_id} failed: {exception_text(exc)}")
         with self._lock:
             caused_by = self._expanded.get(tool_id)
         self._publish(

@@ -13,7 +13,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from weakincentives.mcp._servers import HttpServer, ServerSpec, StdioServer
 
-__all__ = ["enter_transport"]
+__all__ = ["MAX_EVENT_BYTES", "enter_transport"]
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+"""The largest server-sent event read from an HTTP server: one answer, such as a page of
+``tools/list``. The SDK's default is 1 MiB, which a large catalogue page passes (and
+stdio has no such limit); 64 MiB is the line bound the served side keeps on stdin."""
 
 
 async def enter_transport(
@@ -39,7 +44,9 @@ async def enter_transport(
             timeout=httpx2.Timeout(30.0, read=300.0),
         )
         await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
+        return await stack.enter_async_context(
+            streamable_http_client(spec.url, http_client=client, max_sse_event_size=MAX_EVENT_BYTES)
+        )
     raise AssertionError(f"unknown server spec {spec!r}")
 
 

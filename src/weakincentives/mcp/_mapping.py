@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx2
 from mcp import types
 from mcp.shared.exceptions import MCPError as SDKError
@@ -33,9 +35,7 @@ def mapped(
             return _timed_out(server, operation, timeout)
         if leaf.code == types.CONNECTION_CLOSED:
             return MCPConnectionError(
-                "the connection closed before the server answered (did the server exit?)",
-                server=server,
-                operation=operation,
+                _closed_reason(leaf.message), server=server, operation=operation
             )
         return MCPProtocolError(
             f"the server answered with error {leaf.code}: {leaf.message}",
@@ -67,6 +67,22 @@ def mapped(
     return MCPProtocolError(
         f"{type(leaf).__name__}: {first_line}", server=server, operation=operation
     )
+
+
+# The SDK's words when an answer over HTTP is larger than one server-sent event may be
+# (httpx2's "Server-sent event exceeded the N byte limit.").
+_EVENT_LIMIT = re.compile(r"exceeded the (\d+) byte limit")
+
+
+def _closed_reason(message: str) -> str:
+    """Why the SDK gave up on an answer: too large an event, or a closed connection."""
+    too_large = _EVENT_LIMIT.search(message)
+    if too_large is not None:
+        return (
+            f"the server's answer is larger than the {int(too_large.group(1)):,} bytes the "
+            "client reads in one server-sent event over HTTP (stdio has no such limit)"
+        )
+    return "the connection closed before the server answered (did the server exit?)"
 
 
 def _timed_out(server: str, operation: MCPOperation, timeout: float | None) -> MCPTimeoutError:

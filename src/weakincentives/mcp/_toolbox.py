@@ -29,6 +29,7 @@ from weakincentives.mcp._connection import (
     DEFAULT_CONNECT_TIMEOUT,
     MCPConnection,
 )
+from weakincentives.mcp._errors import MCPTimeoutError
 from weakincentives.mcp._executor import MCPExecutor
 from weakincentives.mcp._hooks import (
     ClientHooks,
@@ -92,6 +93,12 @@ class MCPToolbox:
         self._catalog = ToolCatalog(tools=self._extra_tools, nodes=self._extra_nodes)
         self._problems: tuple[ImportProblem, ...] = ()
         self._version = 0
+        self._stage = "connecting"
+        # Servers whose listings are being read again after a change, and those of
+        # them that changed again meanwhile: a burst of notifications costs at most
+        # one re-read in flight plus one more.
+        self._relisting: set[str] = set()
+        self._relist_again: set[str] = set()
 
     @classmethod
     async def open_async(
@@ -114,12 +121,14 @@ class MCPToolbox:
         """Connect to every server concurrently, read their listings and build the catalogue.
 
         ``tools`` and ``nodes`` are catalogue entries to serve alongside the servers'
-        (for example from a catalogue file; nothing executes them). If any server
-        fails to connect or list, the others are closed and the first failure is raised
-        as an :class:`MCPError`; a catalogue that does not validate raises
-        :class:`~weakincentives.errors.CatalogError`. With ``reconnect`` (the default),
-        a call that finds its server's connection closed fails, and the connection is
-        then opened again for the calls after it (see :meth:`reconnect_async`).
+        (for example from a catalogue file; nothing executes them). ``connect_timeout``
+        bounds the whole open (handshakes, listings, building the catalogue):
+        :class:`MCPTimeoutError` past it. If any server fails to connect or list, the
+        others are closed and the first failure is raised as an :class:`MCPError`; a
+        catalogue that does not validate raises :class:`~weakincentives.errors.CatalogError`.
+        With ``reconnect`` (the default), a call that finds its server's connection
+        closed fails, and the connection is then opened again for the calls after it
+        (see :meth:`reconnect_async`).
 
         What servers may ask of the client goes to what is given here: ``elicitation``
         (``(server, request) -> ElicitResult``; default: decline), ``sampling`` (an
@@ -145,10 +154,15 @@ class MCPToolbox:
             errlog=errlog,
             hooks=hooks,
         )
-        await toolbox._connect(servers)
+        specs = tuple(servers)
+        try:
+            async with asyncio.timeout(connect_timeout):
+                await toolbox._connect(specs)
+        except TimeoutError as exc:
+            raise toolbox._open_timed_out(specs) from exc
         return toolbox
 
-    async def _connect(self, servers: Iterable[ServerSpec]) -> None:
+    async def _connect(self, servers: Sequence[ServerSpec]) -> None:
         """Open every server at once, list their tools and build; on failure close them all."""
         opened = await asyncio.gather(
             *(self._open(spec) for spec in servers),
@@ -159,6 +173,7 @@ class MCPToolbox:
             self._connections[_free_key(connection.name, self._connections)] = connection
         try:
             _raise_first(opened)
+            self._stage = "listing"
             listed = await asyncio.gather(
                 *(list_server(connection) for connection in self._connections.values()),
                 return_exceptions=True,
@@ -167,10 +182,33 @@ class MCPToolbox:
             for key, listing in zip(self._connections, listed, strict=True):
                 assert isinstance(listing, ServerListing)
                 self._listings[key] = listing
-            self._rebuild()
+            self._stage = "building"
+            # On a worker thread, so that connect_timeout bounds the build too.
+            built = await asyncio.to_thread(
+                build_catalog,
+                self._extra_tools,
+                self._extra_nodes,
+                dict(self._listings),
+                dict(self._connections),
+            )
+            self._install(*built)
         except BaseException:
             await self.aclose()
             raise
+
+    def _open_timed_out(self, servers: Sequence[ServerSpec]) -> MCPTimeoutError:
+        """The error for an open that ran out of ``connect_timeout``, naming its stage."""
+        seconds = self._connect_timeout
+        if self._stage == "building":
+            reason = f"the catalogue was not built within {seconds:g} s"
+        else:
+            reason = f"no answer within {seconds:g} s while {self._stage}"
+        return MCPTimeoutError(
+            f"{reason} (connect_timeout bounds the whole open: connecting, listing, building)",
+            server=", ".join(spec.label for spec in servers),
+            operation="connect",
+            timeout=seconds,
+        )
 
     @classmethod
     def open(
@@ -416,19 +454,41 @@ class MCPToolbox:
             for listener in tuple(self._resource_listeners):
                 listener(key, str(message.params.uri))
             return
-        if not isinstance(message, _CHANGES):
+        if isinstance(message, _CHANGES):
+            await self._relist(key)
+
+    async def _relist(self, key: str) -> None:
+        """Re-read ``key``'s listings after a change, coalescing changes that come meanwhile.
+
+        Every notification runs on the connection's loop, so the two sets need no lock.
+        """
+        if key in self._relisting:
+            self._relist_again.add(key)  # the re-read in flight is followed by one more
             return
+        self._relisting.add(key)
         try:
-            await self.refresh_async(key)
-        except WinkError as error:
-            # The old listing stays; the next notification or refresh() tries again.
-            logger.warning("could not re-read the listings of %r after a change: %s", key, error)
+            while True:
+                self._relist_again.discard(key)
+                try:
+                    await self.refresh_async(key)
+                except WinkError as error:
+                    # The old listing stays; the next notification or refresh() tries again.
+                    logger.warning(
+                        "could not re-read the listings of %r after a change: %s", key, error
+                    )
+                if key not in self._relist_again:
+                    return
+        finally:
+            self._relisting.discard(key)
 
     def _rebuild(self) -> None:
+        self._install(
+            *build_catalog(self._extra_tools, self._extra_nodes, self._listings, self._connections)
+        )
+
+    def _install(self, catalog: ToolCatalog, problems: tuple[ImportProblem, ...]) -> None:
         with self._lock:
-            self._catalog, self._problems = build_catalog(
-                self._extra_tools, self._extra_nodes, self._listings, self._connections
-            )
+            self._catalog, self._problems = catalog, problems
             self._version += 1
         if self._on_change is not None:
             self._on_change(self)

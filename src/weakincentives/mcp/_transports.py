@@ -10,11 +10,14 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from weakincentives.mcp._events_store import RecentEvents
+from weakincentives.mcp._unreadable import OVERLONG, read_messages
 
 __all__ = ["MAX_LINE_BYTES", "RETRY_MILLISECONDS", "bind_http", "serve_http", "serve_stdio"]
 
@@ -33,8 +36,32 @@ async def serve_stdio(server: Server[Any]) -> None:
     pipe, so no blocked read holds the cancellation back (the SDK's reader reads on
     a thread, which only a new line or the end of input would release).
     """
-    async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    async with _stdin_lines() as lines:
+        if lines is None:  # not a pipe: the SDK reads it (an unreadable line gets no answer)
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            return
+        # The SDK writes; the lines are read here, so that one the SDK cannot decode
+        # gets a JSON-RPC error instead of silence (see ``_unreadable``).
+        async with stdio_server(stdin=_NO_INPUT) as (_, write):
+            to_server, from_reader = anyio.create_memory_object_stream[SessionMessage | Exception]()
+            async with anyio.create_task_group() as group, from_reader:
+                group.start_soon(read_messages, lines, to_server, write)
+                await server.run(from_reader, write, server.create_initialization_options())
+                group.cancel_scope.cancel()
+
+
+class _NoInput:
+    """An input that ends at once: the SDK's own stdin reader has nothing to do."""
+
+    def __aiter__(self) -> _NoInput:
+        return self
+
+    async def __anext__(self) -> str:
+        raise StopAsyncIteration
+
+
+_NO_INPUT: Any = _NoInput()
 
 
 class _Lines:
@@ -55,7 +82,7 @@ class _Lines:
             line = end.partial
         except asyncio.LimitOverrunError:
             await self._skip_line()
-            return "{}\n"  # not a JSON-RPC message: the server reports it and reads on
+            return OVERLONG  # the client is told, and reading goes on
         return line.decode("utf-8", errors="replace")
 
     async def _skip_line(self) -> None:

@@ -10,6 +10,8 @@ from weakincentives.prompt._collaborators import (
     EventPublisher,
     SessionProtocol,
 )
+from weakincentives.prompt._deferred import DeferredTool as DeferredTool
+from weakincentives.prompt._deferred import DeferredTools as DeferredTools
 from weakincentives.prompt._hosted import (
     HostedTool,
 )
@@ -20,6 +22,10 @@ from weakincentives.prompt._hosted import (
     HostedToolOutput as HostedToolOutput,
 )
 from weakincentives.prompt._markdown import MarkdownSection
+from weakincentives.prompt._open_sections import OPEN_SECTIONS as OPEN_SECTIONS
+from weakincentives.prompt._open_sections import (
+    OPEN_SECTIONS_INLINE as OPEN_SECTIONS_INLINE,
+)
 from weakincentives.prompt._open_sections import (
     OpenedSections as OpenedSections,
 )
@@ -82,6 +88,10 @@ __all__ = [
 # Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
 # stored under this package's name, or raised from it. Not public, not in __all__.
 _INTERNAL = (
+    "OPEN_SECTIONS",
+    "OPEN_SECTIONS_INLINE",
+    "DeferredTool",
+    "DeferredTools",
     "EvaluatingAdapter",
     "ExecutionScope",
     "HostedToolConfig",

@@ -13,6 +13,7 @@ from weakincentives.prompt._text import compile_text
 from weakincentives.prompt._visibility import SectionPath, SectionVisibility, dotted
 
 if TYPE_CHECKING:
+    from weakincentives.prompt._deferred import DeferredTools
     from weakincentives.prompt._hosted import HostedTool
     from weakincentives.prompt._tool import Tool
 
@@ -48,6 +49,8 @@ class Node:
     """Builds default params when every field has a default; None otherwise."""
     tools: tuple[Tool[Any, Any], ...]
     hosted_tools: tuple[HostedTool[Any], ...]
+    deferred: DeferredTools | None
+    """The catalogue the section offers for native deferred loading, if any."""
     suffix: str
     """The summary suffix shown at SUMMARY visibility."""
 
@@ -141,6 +144,7 @@ class _Builder:
             params_factory=factory,
             tools=section.tools(),
             hosted_tools=section.hosted_tools(),
+            deferred=section.deferred_tools(),
             suffix=suffix,
         )
 

@@ -31,6 +31,7 @@ from weakincentives.prompt._text import CompiledText
 from weakincentives.prompt._visibility import SectionPath, SectionVisibility
 
 if TYPE_CHECKING:
+    from weakincentives.prompt._deferred import DeferredTools
     from weakincentives.prompt._hosted import HostedTool
     from weakincentives.prompt._tool import Tool
 
@@ -58,6 +59,8 @@ class Shape:
     hosted_tools: tuple[HostedTool[Any], ...]
     tool_param_descriptions: Mapping[str, Mapping[str, str]]
     visibility: Mapping[SectionPath, SectionVisibility]
+    deferred: DeferredTools | None = None
+    """The first catalogue offered for native deferred loading by a section rendering FULL."""
     sections_rendered: int = 0
     """Sections rendered one by one in this shape so far, until it compiles."""
 
@@ -145,10 +148,12 @@ class RenderCache:
         """What a shape fixes besides its text: tools, their descriptions, visibility."""
         tools: list[Tool[Any, Any]] = []
         hosted: list[HostedTool[Any]] = []
+        deferred: DeferredTools | None = None
         for index, shown, _, _ in steps:
             if shown is SectionVisibility.FULL:
                 tools.extend(self._nodes[index].tools)
                 hosted.extend(self._nodes[index].hosted_tools)
+                deferred = deferred or self._nodes[index].deferred
         visibility = {self._nodes[index].path: shown for index, shown, _, _ in steps}
         if SectionVisibility.SUMMARY in visibility.values():
             tools.append(self._open_sections)
@@ -159,6 +164,7 @@ class RenderCache:
             hosted_tools=tuple(hosted),
             tool_param_descriptions=MappingProxyType({t.name: known[t.name] for t in tools}),
             visibility=MappingProxyType(visibility),
+            deferred=deferred,
         )
 
     def _fill(

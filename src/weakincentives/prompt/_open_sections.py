@@ -246,6 +246,7 @@ OPEN_SECTIONS: Tool[OpenSectionsParams, OpenSectionsResult] = Tool(
     handler=_open_halting,
     accepts_overrides=False,
     terminal=True,
+    pure=True,
 )
 """The halting variant: a successful call ends the turn with an ``OpenSectionsResult``."""
 
@@ -254,6 +255,7 @@ OPEN_SECTIONS_INLINE: Tool[OpenSectionsParams, OpenedSections] = Tool(
     description=_DESCRIPTION,
     handler=_open_inline,
     accepts_overrides=False,
+    pure=True,
 )
 """The inline variant: the sections' markdown comes back as the tool result."""
 

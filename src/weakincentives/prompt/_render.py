@@ -16,6 +16,7 @@ from weakincentives.prompt._compile import Node
 from weakincentives.prompt._visibility import SectionPath, SectionVisibility
 
 if TYPE_CHECKING:
+    from weakincentives.prompt._deferred import DeferredTools
     from weakincentives.prompt._hosted import HostedTool
     from weakincentives.prompt._tool import Tool
 
@@ -32,6 +33,7 @@ class Rendered:
     tools: tuple[Tool[Any, Any], ...]
     hosted_tools: tuple[HostedTool[Any], ...]
     visibility: Mapping[SectionPath, SectionVisibility]
+    deferred: DeferredTools | None = None
 
 
 type Step = tuple[int, SectionVisibility, object, bool]
@@ -111,10 +113,12 @@ def render_plan(
     texts = chunks(nodes, steps)
     tools: list[Tool[Any, Any]] = []
     hosted: list[HostedTool[Any]] = []
+    deferred: DeferredTools | None = None
     for index, visibility, _, _ in steps:
         if visibility is SectionVisibility.FULL:
             tools.extend(nodes[index].tools)
             hosted.extend(nodes[index].hosted_tools)
+            deferred = deferred or nodes[index].deferred
     return Rendered(
         text="\n\n".join(texts),
         chunks=tuple(texts),
@@ -122,6 +126,7 @@ def render_plan(
         tools=tuple(tools),
         hosted_tools=tuple(hosted),
         visibility=MappingProxyType({nodes[i].path: vis for i, vis, _, _ in steps}),
+        deferred=deferred,
     )
 
 

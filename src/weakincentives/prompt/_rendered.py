@@ -11,6 +11,7 @@ from weakincentives.prompt._output import StructuredOutput
 from weakincentives.prompt._visibility import SectionPath, SectionVisibility
 
 if TYPE_CHECKING:
+    from weakincentives.prompt._deferred import DeferredTools
     from weakincentives.prompt._hosted import HostedTool
     from weakincentives.prompt._tool import Tool
 
@@ -35,6 +36,9 @@ class RenderedPrompt[OutputT]:
     """Function tools from enabled sections that render FULL, depth-first in declaration order."""
     hosted_tools: tuple[HostedTool[Any], ...] = ()
     """Provider-executed tools, collected the same way."""
+    deferred_tools: DeferredTools | None = None
+    """A catalogue a provider may load on demand (native tool search) instead of the
+    tools of the section that offers it; the first such section rendering FULL."""
     tool_param_descriptions: Mapping[str, Mapping[str, str]] = field(default=_EMPTY)
     """Per tool name, the description of each params field that has one."""
     output_type: object = None

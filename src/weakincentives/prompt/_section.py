@@ -17,6 +17,7 @@ from weakincentives.prompt._tool import Tool
 from weakincentives.prompt._visibility import SectionVisibility
 
 if TYPE_CHECKING:
+    from weakincentives.prompt._deferred import DeferredTools
     from weakincentives.prompt._hosted import HostedTool
 
 __all__ = ["EmptyParams", "Section", "slugify"]
@@ -137,6 +138,14 @@ class Section(ABC, Generic[ParamsT]):
     def hosted_tools(self) -> tuple[HostedTool[Any], ...]:
         """Provider-executed tools this section contributes while it renders FULL."""
         return self._hosted_tools
+
+    def deferred_tools(self) -> DeferredTools | None:
+        """A catalogue providers may load on demand while this section renders FULL.
+
+        None by default. A section returning one offers its tools as the fallback for
+        providers without native deferred loading (see ``prompt._deferred``).
+        """
+        return None
 
     @property
     def params_type(self) -> type[Any]:

@@ -191,6 +191,7 @@ class PromptTemplate(Generic[OutputT]):
             text=text,
             tools=shape.tools,
             hosted_tools=shape.hosted_tools,
+            deferred_tools=shape.deferred,
             tool_param_descriptions=shape.tool_param_descriptions,
             output_type=output_type,
             structured_output=structured,

@@ -104,6 +104,11 @@ class Tool[ParamsT, ResultT]:
     """False for legacy handlers without a ``context`` parameter."""
     is_async: bool
     """Whether the handler is a coroutine function."""
+    pure: bool
+    """Whether the handler only computes from its params and context: no I/O, no clock,
+    no randomness, no waiting. A pure handler runs on the event loop's thread (never a
+    worker thread), and a Temporal evaluation runs it inside the workflow instead of as
+    an activity (see ``specs/TEMPORAL.md``)."""
     requires_approval: bool | ApprovalPolicy[ParamsT]
     """Whether a person must approve a call before it runs: True for every call, or a
     function of the call's params that says so per call (an exception counts as True).
@@ -145,6 +150,7 @@ class Tool[ParamsT, ResultT]:
         exclusive: bool = False,
         run_in_thread: bool = True,
         requires_approval: bool | ApprovalPolicy[ParamsT] = False,
+        pure: bool = False,
     ) -> None:
         problems = [
             PromptValidationError(f"tool {name!r}: {problem}", tool_name=str(name))
@@ -188,7 +194,8 @@ class Tool[ParamsT, ResultT]:
             "accepts_overrides": accepts_overrides,
             "terminal": terminal,
             "exclusive": exclusive,
-            "run_in_thread": run_in_thread,
+            "run_in_thread": run_in_thread and not pure,
+            "pure": bool(pure),
             "requires_approval": requires_approval,
             "spec": spec,
             "takes_context": analysis.takes_context,
@@ -208,6 +215,7 @@ class Tool[ParamsT, ResultT]:
         exclusive: bool = False,
         run_in_thread: bool = True,
         requires_approval: bool | ApprovalPolicy[ParamsT] = False,
+        pure: bool = False,
     ) -> Tool[ParamsT, ResultT]:
         """Build a tool from a handler: name from the function, description from its docstring."""
         if name is None:
@@ -230,6 +238,7 @@ class Tool[ParamsT, ResultT]:
             exclusive=exclusive,
             run_in_thread=run_in_thread,
             requires_approval=requires_approval,
+            pure=pure,
         )
 
     @property
@@ -300,6 +309,7 @@ def tool[P, R](
     exclusive: bool = False,
     run_in_thread: bool = True,
     requires_approval: bool | ApprovalPolicy[Any] = False,
+    pure: bool = False,
 ) -> Callable[[ToolHandler[P, R]], Tool[P, R]]: ...
 def tool[P, R](
     function: ToolHandler[P, R] | None = None,
@@ -311,6 +321,7 @@ def tool[P, R](
     exclusive: bool = False,
     run_in_thread: bool = True,
     requires_approval: bool | ApprovalPolicy[Any] = False,
+    pure: bool = False,
 ) -> Tool[P, R] | Callable[[ToolHandler[P, R]], Tool[P, R]]:
     """Decorate a typed handler to make a :class:`Tool` (``@tool`` or ``@tool(name=...)``)."""
 
@@ -323,6 +334,7 @@ def tool[P, R](
             exclusive=exclusive,
             run_in_thread=run_in_thread,
             requires_approval=requires_approval,
+            pure=pure,
         )
 
     return build if function is None else build(function)

@@ -24,7 +24,8 @@ def decode_arguments(arguments: str | Mapping[str, JSONValue]) -> tuple[JSONValu
     sent and why not, in words for the model.
     """
     if not isinstance(arguments, str):
-        return dict(arguments), None
+        # The caller keeps its mapping; the record shares none of its dicts and lists.
+        return copy_json(dict(arguments)), None
     text = arguments
     if not text or text.isspace():
         return {}, None

@@ -21,14 +21,21 @@ from uuid import UUID
 from weakincentives.errors import SessionError
 from weakincentives.prompt import SessionProtocol
 from weakincentives.runtime._bus import EventBus, Subscription
+from weakincentives.runtime._events import PromptExecuted, PromptRendered, ToolInvoked
 from weakincentives.runtime._reducers import Reducer, append
 from weakincentives.runtime._retention import Retention
 from weakincentives.runtime._snapshot import SessionSnapshot
 from weakincentives.runtime._storage import SessionStorage
+from weakincentives.serde import detached
 
 __all__ = ["Session", "SessionProtocol"]
 
 type _AnyReducer = Callable[[tuple[object, ...], object], tuple[object, ...]]
+
+_DETACHED_AT_SOURCE: frozenset[type[object]] = frozenset(
+    {PromptExecuted, PromptRendered, ToolInvoked}
+)
+"""The library's events whose open values are copies already, made where they are built."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +155,10 @@ class Session:
     def apply(self, event: object) -> None:
         """Run the reducers for ``event`` and commit their results together.
 
+        The session records ``event`` as it is now: an event holding lists or dicts
+        is recorded as a copy (``serde.detached``), so changing them later changes
+        nothing recorded.
+
         Every affected slice is computed first and committed only if all
         reducers succeed. If a reducer raises, the session is left exactly as it
         was and the exception propagates (a bus reports it as a handler failure).
@@ -157,6 +168,10 @@ class Session:
                 ``apply`` was called from inside a reducer.
         """
         event_type = type(event)
+        if event_type not in _DETACHED_AT_SOURCE:
+            # The publisher keeps its event: the session records a copy of any list or
+            # dict in it (none is made for an event typed with immutable values only).
+            event = detached(event)
         with self._lock:
             if self._reducing:
                 self._refuse_while_reducing("apply")

@@ -17,7 +17,8 @@ class SessionSnapshot:
     """Every slice and every storage entry of one session at one moment.
 
     Snapshots share the recorded values with the session instead of copying
-    them, which is safe because slices are tuples of immutable events. Pass a
+    them, which is safe because nobody else holds them: the session records copies of
+    the lists and dicts in what it is given (events, storage values). Pass a
     snapshot to ``Session.rollback`` on the same session to restore it; two
     snapshots compare equal when they hold equal state. ``to_json``/``from_json``
     store one as a versioned document and read it back equal, in any process.

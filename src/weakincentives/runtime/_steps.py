@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -40,7 +41,7 @@ from weakincentives.prompt import (
 )
 from weakincentives.runtime._arguments import decode_arguments, fresh_copy
 from weakincentives.runtime._events import ToolInvoked
-from weakincentives.serde import JSONValue, parse, shares_input
+from weakincentives.serde import JSONValue, detached, parse, shares_input
 
 __all__ = [
     "PreparedCall",
@@ -114,7 +115,16 @@ class PreparedCall:
     frozen record of its own.
     """
 
-    __slots__ = ("arguments", "context", "exception", "params", "result", "started", "tool")
+    __slots__ = (
+        "arguments",
+        "context",
+        "exception",
+        "params",
+        "recorded_params",
+        "result",
+        "started",
+        "tool",
+    )
 
     def __init__(self, started: datetime, tool: Tool[Any, Any] | None) -> None:
         self.started = started
@@ -122,6 +132,9 @@ class PreparedCall:
         self.arguments: JSONValue = None
         """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
         self.params: object = None
+        """The params the handler gets."""
+        self.recorded_params: object = None
+        """The params as parsed, for the event: shares no list or dict with :attr:`params`."""
         self.context: ToolContext | None = None
         self.result: ToolResult[Any] | None = None
         """Set once the call has an outcome; None while the handler is still to run."""
@@ -190,6 +203,8 @@ def prepare(
     # JSONValue fields) can share the record's containers and need a copy.
     if shares_input(spec.params_type):
         state.arguments = fresh_copy(call.arguments, arguments)
+    # Likewise the recorded params: a copy only when the params hold a list or a dict.
+    state.recorded_params = detached(state.params)
     return state
 
 
@@ -314,7 +329,7 @@ def _returned(state: PreparedCall, produced: object) -> None:
 
 def finish(call: ToolCall, state: PreparedCall, scope: ExecutionScope) -> ToolExecution:
     """Freeze ``state`` into the execution and its (unpublished) ``ToolInvoked`` event."""
-    rendered_output = _render_output(call.name, state)
+    rendered_output, recorded = _render_output(call.name, state)
     result = cast("ToolResult[Any]", state.result)
     event = _make_event(
         evaluation_id=scope.evaluation_id,
@@ -324,8 +339,8 @@ def finish(call: ToolCall, state: PreparedCall, scope: ExecutionScope) -> ToolEx
         name=call.name,
         call_id=call.call_id,
         arguments=state.arguments,
-        params=state.params,
-        result=result,
+        params=state.recorded_params,
+        result=recorded,
         rendered_output=rendered_output,
         started_at=state.started,
         finished_at=scope.clock(),
@@ -342,19 +357,33 @@ def finish(call: ToolCall, state: PreparedCall, scope: ExecutionScope) -> ToolEx
     )
 
 
-def _render_output(name: str, state: PreparedCall) -> str:
-    """The payload's text; a payload that cannot be rendered fails the call instead."""
+def _render_output(name: str, state: PreparedCall) -> tuple[str, ToolResult[Any]]:
+    """The payload's text and the result to record; a payload that fails either fails the call.
+
+    The recorded result holds a copy of a value with lists or dicts in it, so that the
+    handler, keeping its value, cannot change the record afterwards.
+    """
     result = cast("ToolResult[Any]", state.result)
     try:
         # Rendering is the only step of building the model's text that can fail: it
         # fails now, as a failed result, never while the reply to the provider is built.
         rendered = result.render()
+        value = result.value
+        kept = detached(value)  # RecursionError for a value that contains itself
     except Exception as exc:
         description = exception_text(exc)
         logger.info("result of tool %r could not be rendered: %s", name, description)
         state.fail(f"Tool {name!r} returned a value that cannot be rendered: {description}", exc)
-        return ""
-    return rendered
+        return "", cast("ToolResult[Any]", state.result)
+    if kept is value:
+        return rendered, result
+    return rendered, _copy_result(result, kept)
+
+
+def _copy_result(result: ToolResult[Any], value: object) -> ToolResult[Any]:
+    copied = copy.copy(result)  # every field as it is, without checking them again
+    object.__setattr__(copied, "value", value)
+    return copied
 
 
 def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
@@ -365,7 +394,7 @@ def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
         return _NO_TELEMETRY
     try:
         facts: Mapping[str, JSONValue] = telemetry(value)
-        return MappingProxyType(dict(facts))
+        return MappingProxyType(detached(dict(facts)))
     except Exception as exc:
         logger.info("telemetry of a %s result failed: %s", type(value).__name__, exc)
         return _NO_TELEMETRY

@@ -1,9 +1,10 @@
 """Session storage: a small keyed store tools use to keep state in the session.
 
 Tools reach it as ``context.session.storage``. Values live beside the session's
-slices, so snapshots capture them and rollbacks restore them. Store immutable
-values (frozen dataclasses, tuples, strings, numbers): a snapshot holds the very
-objects stored, not copies.
+slices, so snapshots capture them and rollbacks restore them. A value holding
+lists or dicts is copied when it is stored and when it is read (``serde.detached``),
+so only ``set`` changes what is stored and a snapshot never changes; immutable
+values (frozen dataclasses of tuples, strings, numbers) are kept without a copy.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from weakincentives.errors import SessionError
+from weakincentives.serde import detached
 
 __all__ = ["SessionStorage", "SessionStorageError"]
 
@@ -68,7 +70,7 @@ class SessionStorage:
             return None
         try:
             if isinstance(value, type_):
-                return value
+                return detached(value)
         except TypeError:
             raise SessionStorageError(
                 f"cannot check session storage key {key!r} against {type_!r}: "
@@ -94,6 +96,7 @@ class SessionStorage:
                 f"cannot store None under session storage key {key!r}; use delete({key!r})",
                 key=key,
             )
+        value = detached(value)
         with self._lock:
             self._guard()
             self._items[key] = value

@@ -7,13 +7,15 @@ Schema (OpenAI-strict by default), ``is_strict_compatible`` says whether a
 strict schema will be accepted and ``strict_problem`` why not. ``dump_typed`` and
 ``parse_typed`` store values whose type is open (``object``, ``Any``) with their type
 name, ``register_type`` gives a class a stable one, and ``dump_document``/
-``load_document`` wrap a value in a versioned envelope (``DocumentKind``). See
+``load_document`` wrap a value in a versioned envelope (``DocumentKind``), and
+``detached`` copies a value for the record only where it holds mutable containers. See
 ``specs/SERDE.md``.
 """
 
 from __future__ import annotations
 
 from weakincentives._exports import publish
+from weakincentives.serde._detach import detached as detached
 from weakincentives.serde._documents import DocumentKind, dump_document, load_document
 from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
@@ -61,6 +63,7 @@ __all__ = [
 # stored under this package's name, or raised from it. Not public, not in __all__.
 _INTERNAL = (
     "SchemaViolation",
+    "detached",
     "is_strict_compatible",
     "sample",
     "schema_problems",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 
 from weakincentives.serde._schema import schema_text
 
@@ -70,8 +71,15 @@ def is_strict_compatible(cls: type[object]) -> bool:
 
 
 def strict_problem(cls: object) -> str | None:
-    """The first reason strict mode would reject the schema, or None."""
-    document = json.loads(schema_text(cls, strict=True))
+    """The first reason strict mode would reject the schema, or None.
+
+    ``cls`` is a type (its strict schema is checked) or a JSON Schema document itself,
+    such as a catalogue tool's ``args_schema``, checked as it is.
+    """
+    if isinstance(cls, Mapping):
+        document = json.loads(json.dumps(cls))
+    else:
+        document = json.loads(schema_text(cls, strict=True))
     if document.get("type") != "object":
         return "the root is not an object"
     counts = {"properties": 0, "enum": 0}

@@ -170,7 +170,7 @@ class TestRequests:
         assert response.output == Verdict(approved=True, reason="ok")
         messages = openai_loopback.bodies[1]["messages"]
         assert [message["role"] for message in messages] == ["user", "user"]
-        assert messages[1]["content"].startswith("Your answer could not be used")
+        assert messages[1]["content"].startswith("Your reply was empty")
 
     @pytest.mark.parametrize(
         ("mode", "expected"),

@@ -13,7 +13,7 @@ from tests.adapters.conftest import (
     ok,
     response_body,
 )
-from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
+from tests.adapters.openai.test_responses import FINAL_TEXT, TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sdk_errors import _jsonable
 from weakincentives.adapters.openai import OpenAIAdapter, OpenAIResponses
 from weakincentives.adapters.openai._codecs import OpenAICodeInterpreterCodec, OpenAIWebSearchCodec
@@ -175,16 +175,18 @@ class TestReplyDetails:
     def test_refusal_part_without_text_counts_as_no_refusal(
         self, openai_loopback: OpenAILoopback
     ) -> None:
-        """A refusal part whose text is missing leaves the answer empty rather than failing."""
+        """A refusal part whose text is missing is an empty answer, asked again, not a refusal."""
         openai_loopback.reply(
             ok(
                 response_body(
                     {"type": "message", "content": [{"type": "refusal", "refusal": None}]}
                 )
-            )
+            ),
+            ok(load_response("final_answer")),
         )
         response = openai_loopback.adapter().evaluate(trip_prompt(()), TRIP)
-        assert response.text == ""
+        assert response.text == FINAL_TEXT
+        assert openai_loopback.bodies[1]["input"][-1]["content"].startswith("Your reply was empty")
 
     @pytest.mark.parametrize(
         "usage",

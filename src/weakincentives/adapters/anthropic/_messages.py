@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import MergedOption, SdkClients
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -20,6 +21,7 @@ from weakincentives.adapters._sdk_transport import timed_out
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.anthropic._codecs import default_anthropic_codecs
 from weakincentives.adapters.anthropic._stream import MessagesStreamReader
+from weakincentives.adapters.anthropic._tool_search import MessagesToolSearch
 from weakincentives.adapters.anthropic._wire import (
     MessagesWireOptions,
     OutputFormatMode,
@@ -56,6 +58,10 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
     their ``tools`` and ``output_config`` merged with what the prompt needs.
     """
 
+    tool_search: MessagesToolSearch = "client"
+    """How a catalogue the prompt offers for deferred loading (``ToolDiscoverySection``)
+    is loaded: ``client`` (our ranker answers the model's searches with tool references),
+    ``bm25`` or ``regex`` (Anthropic's own tool search), ``off`` (the discovery tools)."""
     output_format: OutputFormatMode = "json_schema"
     """``prompt`` never sends ``output_config.format`` (for models without JSON outputs);
     the answer shape is in the prompt text either way."""
@@ -97,7 +103,8 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
 
     def read_turn(self, reply: Reply, request: Body, turn: TurnRequest) -> ModelTurn:
         """The turn in the reply's messages."""
-        return parse_messages_reply(reply, request=request, turn=turn)
+        offer = native_offer(turn, enabled=self.tool_search != "off")
+        return parse_messages_reply(reply, request=request, turn=turn, offer=offer)
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Reply:
         """``messages.create``, repeated while the API pauses the turn; one attempt's time."""
@@ -127,11 +134,17 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
     @property
     def _wire(self) -> MessagesWireOptions:
         return MessagesWireOptions(
-            model=self.model, options=self.request_options, output_format=self.output_format
+            model=self.model,
+            options=self.request_options,
+            output_format=self.output_format,
+            tool_search=self.tool_search,
         )
 
     def _check_options(self) -> None:
         option_choice(type(self), "output_format", self.output_format, ("json_schema", "prompt"))
+        option_choice(
+            type(self), "tool_search", self.tool_search, ("client", "bm25", "regex", "off")
+        )
 
     def _check_built(self, client: Any) -> None:
         """Refuse a built client with no way to authenticate.

@@ -15,7 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from weakincentives.adapters._history import call_input, replays_raw_items, spoken_text
+from weakincentives.adapters._history import (
+    call_input,
+    loaded_before,
+    native_calls,
+    replays_raw_items,
+    spoken_text,
+)
+from weakincentives.adapters._native_search import declared_tools, native_offer
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -29,8 +36,16 @@ from weakincentives.adapters._turns import (
 from weakincentives.adapters.anthropic._blocks import container_id
 from weakincentives.adapters.anthropic._codec_code_execution import code_execution_request
 from weakincentives.adapters.anthropic._schema import anthropic_schema
+from weakincentives.adapters.anthropic._tool_search import (
+    NATIVE_BLOCKS,
+    MessagesToolSearch,
+    native_blocks,
+    read_loaded_call,
+    search_result,
+    tool_search_declarations,
+)
 from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
-from weakincentives.prompt import Tool
+from weakincentives.prompt import DeferredTools, Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
 from weakincentives.tools import WEB_SEARCH_KIND
@@ -60,7 +75,10 @@ ANTHROPIC_FORMAT = "anthropic-messages"
 
 # Content blocks another provider may leave out: the neutral fields carry their content
 # (text, tool calls) or they are the model's private notes (thinking).
-_NEUTRAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
+# A server-side tool search is left out too: the neutral calls that follow it carry the
+# tools it loaded (see ``_tool_search``).
+_NEUTRAL_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"}) | NATIVE_BLOCKS
+_SEARCH_TOOLS = frozenset({"tool_search_tool_bm25", "tool_search_tool_regex"})
 
 _TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 _UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -74,6 +92,8 @@ class MessagesWireOptions:
     options: Mapping[str, JSONValue]
     """Caller's request options, already checked."""
     output_format: OutputFormatMode = "json_schema"
+    tool_search: MessagesToolSearch = "off"
+    """How a catalogue offered by the prompt is loaded (``off``: the discovery tools)."""
 
 
 def messages_tool(tool: Tool[Any, Any]) -> Body:
@@ -102,17 +122,23 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
         body["max_tokens"] = cap if cap is not None else DEFAULT_MAX_TOKENS
     hosted = request.rendered.hosted_tools
     container, uploads = code_execution_request(hosted)
-    body["messages"] = _messages(request.history, uploads, request.prompt_name)
-    tools: list[JSONValue] = [messages_tool(tool) for tool in request.rendered.tools]
+    offer = native_offer(request, enabled=wire.tool_search != "off")
+    body["messages"] = _Messages(request, uploads, offer).build()
+    tools: list[JSONValue] = [messages_tool(tool) for tool in declared_tools(request, offer)]
+    if offer is not None:
+        tools.extend(tool_search_declarations(offer, wire.tool_search))
     tools.extend(dict(spec) for spec in request.hosted_tools)
     extra = options.get("tools")
     tools.extend(extra if isinstance(extra, list) else [])
     if tools:
         body["tools"] = tools
+        if not request.allow_tool_calls:
+            body["tool_choice"] = {"type": "none"}
     schema = request.output_schema
     searching = any(tool.kind == WEB_SEARCH_KIND for tool in hosted)
     if (
         schema is not None
+        and request.constrain_output
         and schema.strict
         and wire.output_format == "json_schema"
         and not searching
@@ -139,55 +165,120 @@ def _last_container(history: Sequence[ConversationItem]) -> str | None:
     return None
 
 
-def _messages(
-    history: Sequence[ConversationItem], uploads: tuple[str, ...], prompt_name: str
-) -> list[JSONValue]:
-    """Alternating user and assistant messages; adjacent items of one role share a message."""
-    messages: list[Body] = []
-    for entry in history:
-        role, blocks = _blocks(entry, uploads, prompt_name)
-        if not blocks:
-            continue
-        if messages and messages[-1]["role"] == role:
-            content = messages[-1]["content"]
-            assert isinstance(content, list)
-            content.extend(blocks)
-        else:
-            messages.append({"role": role, "content": blocks})
-    return list(messages)
+class _Messages:
+    """The request's messages, with or without native tool search."""
 
+    def __init__(
+        self, request: TurnRequest, uploads: tuple[str, ...], offer: DeferredTools | None
+    ) -> None:
+        self._request = request
+        self._uploads = uploads
+        self._offer = offer
+        self._loaded = loaded_before(request.history) if offer is not None else set[str]()
+        self._declared = {tool.name for tool in declared_tools(request, offer)}
 
-def _blocks(
-    entry: ConversationItem, uploads: tuple[str, ...], prompt_name: str
-) -> tuple[str, list[JSONValue]]:
-    if isinstance(entry, PromptMessage):
-        text: list[JSONValue] = [{"type": "text", "text": entry.text}]
-        return "user", text + [{"type": "container_upload", "file_id": f} for f in uploads]
-    if isinstance(entry, FeedbackMessage):
-        return "user", [{"type": "text", "text": entry.text}]
-    if isinstance(entry, ToolOutputMessage):
-        return "user", [
-            {
-                "type": "tool_result",
-                "tool_use_id": tool_use_id(entry.call_id),
-                "content": entry.content,
-                "is_error": not entry.success,
-            }
+    def build(self) -> list[JSONValue]:
+        """Alternating user and assistant messages; adjacent items of one role share one."""
+        messages: list[Body] = []
+        for entry in self._request.history:
+            role, blocks = self._blocks(entry)
+            if not blocks:
+                continue
+            if messages and messages[-1]["role"] == role:
+                content = messages[-1]["content"]
+                assert isinstance(content, list)
+                content.extend(blocks)
+            else:
+                messages.append({"role": role, "content": blocks})
+        return list(messages)
+
+    def _blocks(self, entry: ConversationItem) -> tuple[str, list[JSONValue]]:
+        if isinstance(entry, PromptMessage):
+            text: list[JSONValue] = [{"type": "text", "text": entry.text}]
+            text.extend({"type": "container_upload", "file_id": f} for f in self._uploads)
+            return "user", text
+        if isinstance(entry, FeedbackMessage):
+            return "user", [{"type": "text", "text": entry.text}]
+        if isinstance(entry, ToolOutputMessage):
+            offer = self._offer
+            use_id = tool_use_id(entry.call_id)
+            if offer is not None and entry.name == offer.search_tool:
+                return "user", [search_result(offer, entry, use_id)]
+            return "user", [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": use_id,
+                    "content": entry.content,
+                    "is_error": not entry.success,
+                }
+            ]
+        if isinstance(entry, AssistantMessage):
+            return "assistant", self._turn(entry.turn)
+        raise AssertionError(f"unknown conversation item {entry!r}")
+
+    def _turn(self, turn: ModelTurn) -> list[JSONValue]:
+        prompt_name = self._request.prompt_name
+        offer = self._offer
+        replays = replays_raw_items(turn, ANTHROPIC_FORMAT, prompt_name=prompt_name)
+        blocks = [
+            block
+            for item in (turn.raw_items if replays else ())
+            for block in _content(item)
+            if not _empty(block)
         ]
-    if isinstance(entry, AssistantMessage):
-        turn = entry.turn
-        if not replays_raw_items(turn, ANTHROPIC_FORMAT, prompt_name=prompt_name):
-            return "assistant", _rebuilt(turn)
-        replayed: list[JSONValue] = []
-        for item in turn.raw_items:
-            content = item.get("content")
-            replayed.extend(
-                block
-                for block in (content if isinstance(content, list) else [])
-                if not _empty(block)
-            )
-        return "assistant", replayed
-    raise AssertionError(f"unknown conversation item {entry!r}")
+        if replays and self._same_mode(blocks):
+            return blocks
+        if offer is None:
+            return _rebuilt(turn)
+        calls = native_calls(
+            turn,
+            offer,
+            loaded=self._loaded,
+            prompt_name=prompt_name,
+            target_format=ANTHROPIC_FORMAT,
+        )
+        return _said(turn) + native_blocks(calls, tool_use_id)
+
+    def _same_mode(self, blocks: Sequence[JSONValue]) -> bool:
+        """Whether a turn's own blocks fit the request's tool declarations, so they replay.
+
+        With native search, a turn that called the discovery tools left out is rebuilt;
+        without it, a turn that searched natively or called a deferred tool is.
+        """
+        offer = self._offer
+        offered = self._request.rendered.deferred_tools
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            kind, name = block.get("type"), block.get("name")
+            if offer is not None:
+                if kind == "tool_use" and name in offer.replaces and name != offer.search_tool:
+                    return False
+            elif _native_block(kind, name) or (
+                kind == "tool_use" and _deferred_name(name, offered, self._declared)
+            ):
+                return False
+        return True
+
+
+def _native_block(kind: JSONValue, name: JSONValue) -> bool:
+    """A block of a server-side tool search (the call or its result)."""
+    return kind in NATIVE_BLOCKS or (kind == "server_tool_use" and name in _SEARCH_TOOLS)
+
+
+def _deferred_name(name: JSONValue, offered: DeferredTools | None, declared: set[str]) -> bool:
+    """Whether ``name`` is a catalogue tool's deferred name rather than a declared tool."""
+    return (
+        offered is not None
+        and isinstance(name, str)
+        and name not in declared
+        and offered.named(name) is not None
+    )
+
+
+def _content(item: Mapping[str, JSONValue]) -> list[JSONValue]:
+    content = item.get("content")
+    return content if isinstance(content, list) else []
 
 
 def tool_use_id(call_id: str) -> str:
@@ -208,10 +299,15 @@ def _empty(block: JSONValue) -> bool:
     return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
 
 
-def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
-    """A turn another provider produced, as content blocks: its text, then its calls."""
+def _said(turn: ModelTurn) -> list[JSONValue]:
     text = spoken_text(turn)
     blocks: list[JSONValue] = [{"type": "text", "text": text}] if text else []
+    return blocks
+
+
+def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+    """A turn another provider produced, as content blocks: its text, then its calls."""
+    blocks = _said(turn)
     blocks.extend(
         {
             "type": "tool_use",
@@ -225,9 +321,17 @@ def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
 
 
 def parse_messages_reply(
-    replies: Sequence[Mapping[str, JSONValue]], *, request: Body, turn: TurnRequest
+    replies: Sequence[Mapping[str, JSONValue]],
+    *,
+    request: Body,
+    turn: TurnRequest,
+    offer: DeferredTools | None = None,
 ) -> ModelTurn:
-    """Read the turn from its messages: text, ``tool_use`` calls, stop reason and usage."""
+    """Read the turn from its messages: text, ``tool_use`` calls, stop reason and usage.
+
+    With ``offer`` (the catalogue the request declared deferred), a ``tool_use`` of a
+    loaded catalogue tool is read as a call of the discovery section's call tool.
+    """
     name = turn.prompt_name
     if not replies:
         raise malformed("no message was received", {}, name)
@@ -254,7 +358,8 @@ def parse_messages_reply(
                 raise malformed(f"content[{index}] (text) has no text", last, name)
             texts.append(text)
         elif kind == "tool_use":
-            calls.append(_call(block, index, parent, last, name))
+            loaded = None if offer is None else read_loaded_call(block, offer, parent)
+            calls.append(loaded or _call(block, index, parent, last, name))
     raw: Body = {**last, "content": blocks}
     containers = [body["container"] for body in replies if container_id(body) is not None]
     if containers:
@@ -267,15 +372,22 @@ def parse_messages_reply(
         tool_calls=tuple(calls),
         raw_items=(raw,),
         raw_format=ANTHROPIC_FORMAT,
-        untranslatable=tuple(
-            str(block.get("type"))
-            for block in blocks
-            if isinstance(block, dict) and block.get("type") not in _NEUTRAL_BLOCKS
-        ),
+        untranslatable=_untranslatable(blocks),
         usage=usage,
         response_id=parent,
         refusal=refusal,
         request=request,
+    )
+
+
+def _untranslatable(blocks: Sequence[JSONValue]) -> tuple[str, ...]:
+    """Types of blocks with no neutral form (hosted-tool calls and results)."""
+    return tuple(
+        str(block.get("type"))
+        for block in blocks
+        if isinstance(block, dict)
+        and block.get("type") not in _NEUTRAL_BLOCKS
+        and not _native_block(block.get("type"), block.get("name"))
     )
 
 
@@ -315,25 +427,30 @@ def _call(
 def _check_stop(last: Mapping[str, JSONValue], request: Body, turn: TurnRequest) -> str | None:
     """Raise for a stop that is not an answer; return the refusal text for a refusal.
 
+    A reply that used every token ``max_tokens`` allowed is cut off whatever stop
+    reason the server gave (a compatible server may say ``end_turn`` at the cap); only
+    the last message counts, as each part of a continued turn had its own cap.
     A refusal where a structured answer was expected is left to the loop (phase
     ``parse``, as with OpenAI); for a text prompt it is a ``response`` error, since the
     classifier stopped the reply midway and its partial text is not an answer.
     """
     stop = last.get("stop_reason")
     name = turn.prompt_name
-    if stop in _FINISHED:
-        return None
-    if stop == "max_tokens":
-        limit = request.get("max_tokens")
-        known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    limit = request.get("max_tokens")
+    known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    written = _usage(last.get("usage")).output_tokens
+    if stop == "max_tokens" or (stop in _FINISHED and known and written >= known):
         shown = f" of {known} tokens" if known is not None else ""
+        said = "" if stop == "max_tokens" else f" (the server said stop_reason {stop!r})"
         raise ResponseTruncatedError(
-            f"the reply was cut off at the output-token limit{shown}; raise "
+            f"the reply was cut off at the output-token limit{shown}{said}; raise "
             "LoopSettings.max_output_tokens or ask for a shorter answer",
             prompt_name=name,
             limit=known,
             provider_payload=last,
         )
+    if stop in _FINISHED:
+        return None
     if stop == "refusal":
         refusal = _refusal_text(last)
         if turn.output_schema is not None:

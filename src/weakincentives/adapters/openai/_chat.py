@@ -49,8 +49,6 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
     answer is always validated."""
     token_cap_field: TokenCapField = "max_completion_tokens"
     """``max_tokens`` for servers that do not read ``max_completion_tokens``."""
-    recover_text_tool_calls: bool = False
-    """Read tool calls a model wrote as JSON text."""
 
     CLIENTS: ClassVar[SdkClients] = replace(
         OPENAI_CLIENTS, key_variable="OPENAI_API_KEY (local servers accept any value)"
@@ -90,7 +88,7 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
 
     def read_turn(self, reply: Body, request: Body, turn: TurnRequest) -> ModelTurn:
         """The turn in a ``chat.completion`` body."""
-        return parse_chat_body(reply, request=request, turn=turn, wire=self._wire)
+        return parse_chat_body(reply, request=request, turn=turn)
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``chat.completions.create`` call, streamed when the provider streams."""
@@ -103,7 +101,6 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
             options=self.request_options,
             response_format=self.response_format,
             token_cap_field=self.token_cap_field,
-            recover_text_tool_calls=bool(self.recover_text_tool_calls),
         )
 
     def _check_options(self) -> None:

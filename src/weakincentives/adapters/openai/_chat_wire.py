@@ -24,7 +24,6 @@ from weakincentives.adapters._turns import (
     ToolOutputMessage,
     TurnRequest,
 )
-from weakincentives.adapters.openai._chat_recovery import recover_text_calls
 from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.prompt import Tool
 from weakincentives.runtime import TokenUsage, ToolCall
@@ -61,8 +60,6 @@ class ChatWireOptions:
     """Caller's request options, already checked."""
     response_format: ResponseFormatMode = "json_schema"
     token_cap_field: TokenCapField = "max_completion_tokens"
-    recover_text_tool_calls: bool = False
-    """Read tool calls the model wrote as fenced JSON text (see ``_chat_recovery``)."""
 
 
 def chat_function_tool(tool: Tool[Any, Any]) -> Body:
@@ -98,7 +95,9 @@ def build_chat_body(request: TurnRequest, wire: ChatWireOptions) -> Body:
     tools.extend(extra if isinstance(extra, list) else [])
     if tools:
         body["tools"] = tools
-    schema = request.output_schema
+        if not request.allow_tool_calls:
+            body["tool_choice"] = "none"
+    schema = request.output_schema if request.constrain_output else None
     if schema is not None and wire.response_format == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -166,7 +165,7 @@ def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
 
 
 def parse_chat_body(
-    payload: Mapping[str, JSONValue], *, request: Body, turn: TurnRequest, wire: ChatWireOptions
+    payload: Mapping[str, JSONValue], *, request: Body, turn: TurnRequest
 ) -> ModelTurn:
     """Read text, tool calls, refusal and usage from a ``chat.completion`` body."""
     name = turn.prompt_name
@@ -188,32 +187,10 @@ def parse_chat_body(
     response_id = payload.get("id")
     parent = response_id if isinstance(response_id, str) else None
     calls = _read_calls(message.get("tool_calls"), parent, payload, name)
-    text = content or ""
-    raw: Mapping[str, JSONValue] = message
-    if not calls and wire.recover_text_tool_calls and text:
-        offered = frozenset(tool.name for tool in turn.rendered.tools)
-        recovered = recover_text_calls(text, offered, id_prefix=f"text_call_{turn.round}")
-        if recovered.calls:
-            calls = tuple(
-                ToolCall(
-                    call_id=call.call_id,
-                    name=call.name,
-                    arguments=call.arguments,
-                    parent_message_id=parent,
-                )
-                for call in recovered.calls
-            )
-            text = recovered.text
-            raw = {
-                "role": "assistant",
-                "content": text or None,
-                "tool_calls": [call.wire() for call in recovered.calls],
-                "recovered_from_text": content,
-            }
     return ModelTurn(
-        text=text,
+        text=content or "",
         tool_calls=calls,
-        raw_items=(raw,),
+        raw_items=(message,),
         raw_format=CHAT_FORMAT,
         usage=usage,
         response_id=parent,

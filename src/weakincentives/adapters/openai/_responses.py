@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import MergedOption, SdkClients
-from weakincentives.adapters._sdk_provider import SdkProvider
+from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.adapters.openai._stream import ResponsesStreamReader
+from weakincentives.adapters.openai._tool_search import ResponsesToolSearch
 from weakincentives.adapters.openai._wire import build_request_body, parse_response_body
 from weakincentives.serde import JSONValue
 
@@ -54,7 +56,15 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
     wrong class; the raw JSON is exactly what the provider said, which is what codecs
     parse, what the next round replays and what errors carry. ``request_options``'
     ``tools``, ``include`` and ``text`` are merged with what the prompt needs.
+
+    A catalogue the prompt offers for deferred loading (``ToolDiscoverySection``) is
+    declared as deferred namespaces with OpenAI's ``tool_search`` (``tool_search``:
+    ``client``, searched by our ranker; ``server``, by OpenAI; ``off``, the discovery
+    tools instead).
     """
+
+    tool_search: ResponsesToolSearch = "client"
+    """How a catalogue offered by the prompt is loaded: ``client``, ``server`` or ``off``."""
 
     hosted_tool_codecs: Mapping[str, HostedToolCodec[Any, Any]] = field(
         default_factory=default_openai_codecs
@@ -86,11 +96,19 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
 
     def build_request(self, turn: TurnRequest) -> Body:
         """The keyword arguments of ``client.responses.create`` for ``turn``."""
-        return build_request_body(turn, model=self.model, options=self.request_options)
+        return build_request_body(
+            turn, model=self.model, options=self.request_options, tool_search=self.tool_search
+        )
 
     def read_turn(self, reply: Body, request: Body, turn: TurnRequest) -> ModelTurn:
         """The turn in a Responses API body."""
-        return parse_response_body(reply, request=request, prompt_name=turn.prompt_name)
+        offer = native_offer(turn, enabled=self.tool_search != "off")
+        return parse_response_body(
+            reply, request=request, prompt_name=turn.prompt_name, offer=offer
+        )
+
+    def _check_options(self) -> None:
+        option_choice(type(self), "tool_search", self.tool_search, ("client", "server", "off"))
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``responses.create`` call, streamed when the provider streams."""

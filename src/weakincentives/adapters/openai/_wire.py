@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
+from weakincentives.adapters._history import (
+    call_arguments,
+    loaded_before,
+    native_calls,
+    replays_raw_items,
+    spoken_text,
+)
+from weakincentives.adapters._native_search import declared_tools, native_offer
 from weakincentives.adapters._reply import count, malformed, nested
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -17,8 +24,16 @@ from weakincentives.adapters._turns import (
     TurnRequest,
 )
 from weakincentives.adapters.openai._codecs import openai_includes
+from weakincentives.adapters.openai._tool_search import (
+    NATIVE_ITEMS,
+    ResponsesToolSearch,
+    native_input_items,
+    read_native_call,
+    search_output,
+    tool_search_declarations,
+)
 from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
-from weakincentives.prompt import Tool
+from weakincentives.prompt import DeferredTools, Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
 
@@ -37,7 +52,9 @@ RESPONSES_FORMAT = "openai-responses"
 
 # Output items another provider may leave out: the neutral fields carry their content
 # (messages, function calls) or they are the model's private notes (reasoning).
-_NEUTRAL_ITEMS = frozenset({"message", "function_call", "reasoning"})
+# A native tool search's items are left out too: its client calls are neutral calls, and
+# a server search only loaded the definitions the neutral calls that follow name.
+_NEUTRAL_ITEMS = frozenset({"message", "function_call", "reasoning"}) | NATIVE_ITEMS
 
 
 def function_tool(tool: Tool[Any, Any]) -> Body:
@@ -53,32 +70,43 @@ def function_tool(tool: Tool[Any, Any]) -> Body:
 
 
 def build_request_body(
-    request: TurnRequest, *, model: str, options: Mapping[str, JSONValue]
+    request: TurnRequest,
+    *,
+    model: str,
+    options: Mapping[str, JSONValue],
+    tool_search: ResponsesToolSearch = "off",
 ) -> Body:
     """The keyword arguments of ``client.responses.create`` for one turn.
 
     ``options`` (already checked by the adapter) are merged, never overwritten:
     their ``tools`` follow the prompt's, their ``include`` entries come first, and
     their ``text`` settings sit next to the output format. The loop's output-token cap
-    applies unless the options set ``max_output_tokens`` themselves.
+    applies unless the options set ``max_output_tokens`` themselves. With
+    ``tool_search`` other than ``off``, a catalogue the prompt offers is declared
+    deferred with OpenAI's ``tool_search`` in place of the discovery tools.
     """
     body: Body = dict(options)
     body["model"] = model
     if request.max_output_tokens is not None and "max_output_tokens" not in options:
         body["max_output_tokens"] = request.max_output_tokens
-    name = request.prompt_name
-    body["input"] = [item for entry in request.history for item in _input_items(entry, name)]
-    tools: list[JSONValue] = [function_tool(tool) for tool in request.rendered.tools]
+    offer = native_offer(request, enabled=tool_search != "off")
+    history = _History(request, offer)
+    body["input"] = [item for entry in request.history for item in history.items(entry)]
+    tools: list[JSONValue] = [function_tool(tool) for tool in declared_tools(request, offer)]
+    if offer is not None:
+        tools.extend(tool_search_declarations(offer, tool_search))
     tools.extend(dict(spec) for spec in request.hosted_tools)
     tools.extend(_list_option(options, "tools"))
     if tools:
         body["tools"] = tools
+        if not request.allow_tool_calls:
+            body["tool_choice"] = "none"
     includes = dict.fromkeys(_list_option(options, "include"))
     includes.update(dict.fromkeys(openai_includes(request.rendered.hosted_tools)))
     if includes:
         body["include"] = list(includes)
     schema = request.output_schema
-    if schema is not None:
+    if schema is not None and request.constrain_output:
         text = options.get("text")
         body["text"] = {
             **(text if isinstance(text, dict) else {}),
@@ -97,25 +125,70 @@ def _list_option(options: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
     return value if isinstance(value, list) else []
 
 
-def _input_items(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
-    if isinstance(entry, PromptMessage | FeedbackMessage):
-        return [{"role": "user", "content": entry.text}]
-    if isinstance(entry, AssistantMessage):
-        turn = entry.turn
-        if replays_raw_items(turn, RESPONSES_FORMAT, prompt_name=prompt_name):
+class _History:
+    """Input items for one request's history, with or without native tool search."""
+
+    def __init__(self, request: TurnRequest, offer: DeferredTools | None) -> None:
+        self._name = request.prompt_name
+        self._offer = offer
+        self._loaded = loaded_before(request.history) if offer is not None else set[str]()
+
+    def items(self, entry: ConversationItem) -> Sequence[JSONValue]:
+        if isinstance(entry, PromptMessage | FeedbackMessage):
+            return [{"role": "user", "content": entry.text}]
+        if isinstance(entry, AssistantMessage):
+            return self._turn(entry.turn)
+        if isinstance(entry, ToolOutputMessage):
+            offer = self._offer
+            if offer is not None and entry.name == offer.search_tool:
+                return [search_output(offer, entry)]
+            return [
+                {"type": "function_call_output", "call_id": entry.call_id, "output": entry.content}
+            ]
+        raise AssertionError(f"unknown conversation item {entry!r}")
+
+    def _turn(self, turn: ModelTurn) -> list[JSONValue]:
+        offer = self._offer
+        replays = replays_raw_items(turn, RESPONSES_FORMAT, prompt_name=self._name)
+        if replays and _same_mode(turn.raw_items, offer):
             return [_replayable(item) for item in turn.raw_items]
-        return _rebuilt(turn)
-    if isinstance(entry, ToolOutputMessage):
-        return [{"type": "function_call_output", "call_id": entry.call_id, "output": entry.content}]
-    raise AssertionError(f"unknown conversation item {entry!r}")
+        if offer is None:
+            return _rebuilt(turn)
+        calls = native_calls(
+            turn,
+            offer,
+            loaded=self._loaded,
+            prompt_name=self._name,
+            target_format=RESPONSES_FORMAT,
+        )
+        return _said(turn) + native_input_items(calls)
+
+
+def _same_mode(items: Sequence[Mapping[str, JSONValue]], offer: DeferredTools | None) -> bool:
+    """Whether a turn's own items fit the request's tool declarations, so they replay.
+
+    A turn recorded with native tool search (search items, namespaced calls) does not
+    fit a request with the discovery tools, nor one recorded with the discovery tools
+    a request that leaves them out; such a turn is rebuilt from its neutral calls.
+    """
+    for item in items:
+        kind = item.get("type")
+        if offer is None and (kind in NATIVE_ITEMS or item.get("namespace") is not None):
+            return False
+        if offer is not None and kind == "function_call" and item.get("name") in offer.replaces:
+            return False
+    return True
+
+
+def _said(turn: ModelTurn) -> list[JSONValue]:
+    text = spoken_text(turn)
+    items: list[JSONValue] = [{"type": "message", "role": "assistant", "content": text}]
+    return items if text else []
 
 
 def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
     """A turn another provider produced, as input items: its text, then its calls."""
-    items: list[JSONValue] = []
-    text = spoken_text(turn)
-    if text:
-        items.append({"type": "message", "role": "assistant", "content": text})
+    items = _said(turn)
     items.extend(
         {
             "type": "function_call",
@@ -140,9 +213,17 @@ def _replayable(item: Mapping[str, JSONValue]) -> JSONValue:
 
 
 def parse_response_body(
-    payload: Mapping[str, JSONValue], *, request: Body, prompt_name: str
+    payload: Mapping[str, JSONValue],
+    *,
+    request: Body,
+    prompt_name: str,
+    offer: DeferredTools | None = None,
 ) -> ModelTurn:
-    """Read text, function calls, refusal and usage from a Responses API body."""
+    """Read text, function calls, refusal and usage from a Responses API body.
+
+    With ``offer`` (the catalogue the request declared deferred), a client tool search
+    and a call of a loaded function are read as the discovery section's calls.
+    """
     _check_truncation(payload, request, prompt_name)
     problem = _status_problem(payload)
     if problem is not None:
@@ -162,7 +243,12 @@ def parse_response_body(
             raise malformed("an output item is not an object", payload, prompt_name)
         items.append(item)
         kind = item.get("type")
-        if kind == "message":
+        native = (
+            None if offer is None else read_native_call(item, offer, _text_or_none(response_id))
+        )
+        if native is not None:
+            calls.append(native)
+        elif kind == "message":
             _read_message(item, texts, refusals, payload, prompt_name)
         elif kind == "function_call":
             calls.append(_read_call(item, response_id, payload, prompt_name))
@@ -179,27 +265,46 @@ def parse_response_body(
     )
 
 
+def _text_or_none(value: JSONValue) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def untranslatable_items(items: Sequence[Mapping[str, JSONValue]]) -> tuple[str, ...]:
     """The types of Responses-shaped items with no neutral form (hosted-tool calls)."""
     return tuple(str(item.get("type")) for item in items if item.get("type") not in _NEUTRAL_ITEMS)
 
 
 def _check_truncation(payload: Mapping[str, JSONValue], request: Body, prompt_name: str) -> None:
-    """An answer cut off at the output-token cap is reported as that, not as broken JSON."""
+    """An answer cut off at the output-token cap is reported as that, not as broken JSON.
+
+    OpenAI says ``incomplete`` with reason ``max_output_tokens``; llama.cpp's server says
+    ``completed`` at the cap, so a reply that used every token it was allowed counts as
+    cut off too.
+    """
     details = payload.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None
-    if payload.get("status") != "incomplete" or reason != "max_output_tokens":
-        return
     limit = request.get("max_output_tokens", payload.get("max_output_tokens"))
     known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    status = payload.get("status")
+    if status == "incomplete" and reason == "max_output_tokens":
+        said = ""
+    elif status in ("completed", None) and known and _output_tokens(payload) >= known:
+        said = f" (the server said status {status!r})"
+    else:
+        return
     shown = f" of {known} tokens" if known is not None else ""
     raise ResponseTruncatedError(
-        f"the reply was cut off at the output-token limit{shown}; raise "
+        f"the reply was cut off at the output-token limit{shown}{said}; raise "
         "LoopSettings.max_output_tokens or ask for a shorter answer",
         prompt_name=prompt_name,
         limit=known,
         provider_payload=payload,
     )
+
+
+def _output_tokens(payload: Mapping[str, JSONValue]) -> int:
+    usage = payload.get("usage")
+    return count(usage.get("output_tokens")) if isinstance(usage, dict) else 0
 
 
 def _status_problem(payload: Mapping[str, JSONValue]) -> str | None:

@@ -1,21 +1,34 @@
-"""Opt-in recovery of tool calls written as JSON text, as small local models write them."""
+"""Opt-in recovery of tool calls written as JSON text, as small local models write them.
+
+The loop-level behaviour on all three wires is in ``test_local_servers.py``.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.adapters.conftest import OpenAILoopback, ok
 from tests.adapters.openai.chat_bodies import completion
 from tests.adapters.openai.test_chat import chat_adapter
 from tests.adapters.openai.test_responses import TRIP, WEATHER, trip_prompt
-from weakincentives.adapters.openai._chat_recovery import recover_text_calls
+from weakincentives.adapters import LoopSettings, ModelTurn
+from weakincentives.adapters._text_calls import (
+    RECOVERED_FORMAT,
+    HeldText,
+    recover_text_calls,
+    with_recovered_calls,
+)
 
 pytest.importorskip("openai")
 
 OFFERED = frozenset({"get_weather", "convert_currency"})
+RECOVERING = LoopSettings(recover_text_tool_calls=True)
 LISBON = {"city": "Lisbon"}
 
 
@@ -100,7 +113,7 @@ class TestRecoveryInTheLoop:
             'Let me check.\n```json\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```'
         )
         openai_loopback.reply(ok(completion(written)), ok(completion("Sunny in Lisbon.")))
-        adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
+        adapter = chat_adapter(openai_loopback, settings=RECOVERING)
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == "Sunny in Lisbon."
         (execution,) = response.tool_executions
@@ -127,7 +140,7 @@ class TestRecoveryInTheLoop:
         """A wrong argument becomes a failed tool result the model reads, not a crash."""
         written = '```json\n{"name": "get_weather", "arguments": {"town": "Lisbon"}}\n```'
         openai_loopback.reply(ok(completion(written)), ok(completion("Sorry.")))
-        adapter = chat_adapter(openai_loopback, recover_text_tool_calls=True)
+        adapter = chat_adapter(openai_loopback, settings=RECOVERING)
         response = adapter.evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.tool_results[0].success is False
         assert "city" in openai_loopback.bodies[1]["messages"][2]["content"]
@@ -141,3 +154,108 @@ class TestRecoveryInTheLoop:
         response = chat_adapter(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
         assert response.text == written
         assert response.tool_executions == ()
+
+
+SEGMENTS = st.sampled_from(
+    [
+        "Let me check.",
+        "The weather is fine",
+        " ",
+        "\n\n",
+        "Use `ls` here.",
+        "<b>bold</b>",
+        '```json\n{"name": "get_weather", "arguments": {"city": "Lisbon"}}\n```',
+        '<tool_call>{"name": "convert_currency", "arguments": {}}</tool_call>',
+        "```python\nprint(1)\n```",
+        '{"city": "Lisbon"}',
+    ]
+)
+
+
+def streamed(text: str, cuts: list[int]) -> list[str]:
+    """``text`` cut at ``cuts`` (positions, any order), as a stream would deliver it."""
+    points = sorted({0, len(text), *(cut % (len(text) + 1) for cut in cuts)})
+    return [text[start:end] for start, end in itertools.pairwise(points)]
+
+
+class TestHeldText:
+    @given(
+        text=st.lists(SEGMENTS, max_size=6).map("".join),
+        cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+    )
+    def test_the_shown_pieces_join_to_the_final_text_and_never_show_a_call(
+        self, text: str, cuts: list[int]
+    ) -> None:
+        """However the reply is chunked, what was shown is the turn's final text exactly."""
+        shown: list[str] = []
+        held = HeldText(shown.append, hold=True)
+        for piece in streamed(text, cuts):
+            held.feed(piece)
+        found = recover_text_calls(text, OFFERED, id_prefix="t")
+        held.finish(found.text)
+        assert "".join(shown) == found.text
+        if found.calls:
+            assert all('"name"' not in piece for piece in shown)
+
+    def test_text_before_a_call_streams_before_the_reply_ends(self) -> None:
+        """Prose is shown as it comes; only the possible call waits."""
+        shown: list[str] = []
+        held = HeldText(shown.append, hold=True)
+        for piece in ["Let me ", "check.\n", "``", "`json\n{", '"name": "get_weather"}']:
+            held.feed(piece)
+        assert shown == ["Let me", " check."]
+
+    def test_a_reply_that_starts_like_json_is_held_whole(self) -> None:
+        """A bare call is the whole reply: nothing shows until the turn is read."""
+        shown: list[str] = []
+        held = HeldText(shown.append, hold=True)
+        for piece in ["  ", '{"name": ', '"get_weather"}']:
+            held.feed(piece)
+        assert shown == []
+        held.finish('  {"name": "get_weather"}')
+        assert shown == ['  {"name": "get_weather"}']
+
+    def test_without_holding_every_piece_goes_on_at_once(self) -> None:
+        """Recovery off (or no tools): the stream is passed through as it comes."""
+        shown: list[str] = []
+        held = HeldText(shown.append, hold=False)
+        for piece in ["```json\n", '{"a": 1}', "\n```"]:
+            held.feed(piece)
+        held.finish('```json\n{"a": 1}\n```')
+        assert shown == ["```json\n", '{"a": 1}', "\n```"]
+
+
+class TestRecoveredTurns:
+    def test_a_turn_with_hosted_tool_items_is_left_as_it_is(self) -> None:
+        """Rebuilding it for the next request would lose the hosted items: no recovery."""
+        written = '```json\n{"name": "get_weather", "arguments": {}}\n```'
+        turn = ModelTurn(text=written, untranslatable=("web_search_call",))
+        assert with_recovered_calls(turn, OFFERED, round_number=1) is turn
+
+    def test_a_recovered_turn_is_rebuilt_not_replayed(self) -> None:
+        """Its raw items still hold the text; its format says no provider replays them."""
+        written = 'Checking.\n```json\n{"name": "get_weather", "arguments": {"city": "Porto"}}\n```'
+        raw = {"role": "assistant", "content": written}
+        turn = ModelTurn(text=written, raw_items=(raw,), raw_format="openai-chat", response_id="r1")
+        found = with_recovered_calls(turn, OFFERED, round_number=2)
+        assert (found.text, found.raw_format, found.raw_items) == (
+            "Checking.",
+            RECOVERED_FORMAT,
+            (raw,),
+        )
+        (call,) = found.tool_calls
+        assert (call.call_id, call.name, call.arguments, call.parent_message_id) == (
+            "text_call_2_1",
+            "get_weather",
+            '{"city": "Porto"}',
+            "r1",
+        )
+
+    @pytest.mark.parametrize(
+        "turn",
+        [ModelTurn(text=""), ModelTurn(text="Sunny.")],
+        ids=["empty", "prose"],
+    )
+    def test_a_turn_without_written_calls_is_unchanged(self, turn: ModelTurn) -> None:
+        """Nothing to read: the very same turn comes back."""
+        assert with_recovered_calls(turn, OFFERED, round_number=1) is turn

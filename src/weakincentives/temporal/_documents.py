@@ -1,0 +1,183 @@
+"""What crosses between client, workflow and activities: JSON documents, typed by serde.
+
+Temporal moves JSON; an evaluation's values are dataclasses. Each value that crosses is
+written with serde's typed values (``dump_typed``), so user types (params, results,
+outputs) come back as the same classes on the other side (``parse_typed``), in any
+process that can import them. Nothing is pickled and no function crosses: a tool or a
+prompt is named (prompt ``ns``/``key``, tool name) and found again in the worker's
+registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+from uuid import UUID
+
+from weakincentives.adapters import ConversationItem, Disclosure, OutputSchema, TurnRequest
+from weakincentives.errors import ConfigValidationError, SchemaError
+from weakincentives.prompt import Prompt, SectionPath, SectionVisibility, VisibilityOverrides
+from weakincentives.serde import JSONValue, dump_typed, parse_typed
+
+__all__ = [
+    "INPUT_FORMAT",
+    "Document",
+    "Start",
+    "read_request",
+    "read_start",
+    "request_document",
+    "send_activity_name",
+    "start_document",
+    "tool_activity_name",
+]
+
+Document = dict[str, Any]
+"""A JSON object as Temporal's converter hands it over (values are JSON)."""
+
+type _Overrides = Mapping[SectionPath, SectionVisibility]
+
+INPUT_FORMAT = 1
+"""The layout of the workflow's input document."""
+
+
+def send_activity_name(ns: str, key: str) -> str:
+    """The provider exchange of prompt ``ns``/``key``: ``<ns>/<key>#send``.
+
+    ``#`` cannot appear in a tool name, so no tool's activity can take this name.
+    """
+    return f"{ns}/{key}#send"
+
+
+def tool_activity_name(ns: str, key: str, tool_name: str) -> str:
+    """A call of tool ``tool_name`` of prompt ``ns``/``key``: ``<ns>/<key>/<tool>``."""
+    return f"{ns}/{key}/{tool_name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Start:
+    """The workflow's input, read: which prompt, with what, in which session."""
+
+    ns: str
+    key: str
+    params: tuple[object, ...]
+    params_document: JSONValue
+    """``params`` as sent, passed on to the activities that rebuild the prompt."""
+    session_id: UUID
+    deadline: datetime | None
+    overrides: VisibilityOverrides
+    disclosure: Disclosure | None
+    extras: dict[str, object]
+    extras_document: JSONValue
+
+
+def start_document(
+    prompt: Prompt[Any],
+    *,
+    session_id: UUID,
+    deadline: datetime | None,
+    overrides: VisibilityOverrides | None,
+    disclosure: Disclosure | None,
+    extras: Mapping[str, object] | None,
+) -> Document:
+    """The workflow input for evaluating ``prompt`` (bound to its params)."""
+    return {
+        "format": INPUT_FORMAT,
+        "prompt": {"ns": prompt.ns, "key": prompt.key, "name": prompt.name},
+        "params": dump_typed(prompt.params, tuple[object, ...]),
+        "session_id": str(session_id),
+        "deadline": None if deadline is None else deadline.isoformat(),
+        "overrides": dump_typed(dict(overrides or {}), _Overrides),
+        "disclosure": None if disclosure is None else dump_typed(disclosure, Disclosure),
+        "extras": _extras_document(extras or {}),
+    }
+
+
+def _extras_document(extras: Mapping[str, object]) -> JSONValue:
+    for name, value in extras.items():
+        try:
+            dump_typed(value)
+        except SchemaError as exc:
+            raise ConfigValidationError(
+                f"extra {name!r} cannot be sent to the workflow ({exc.message}); give values "
+                "that are not data (clients, connections) to EvaluationWorker(extras=...)",
+                field_name="extras",
+                value=value,
+            ) from exc
+    return dump_typed(dict(extras), dict[str, object])
+
+
+def read_start(document: Document) -> Start:
+    """The workflow input ``start_document`` wrote."""
+    if document.get("format") != INPUT_FORMAT:
+        raise ConfigValidationError(
+            f"the workflow input is in format {document.get('format')!r}; this library reads "
+            f"format {INPUT_FORMAT}"
+        )
+    prompt = document["prompt"]
+    deadline = document["deadline"]
+    disclosure = document["disclosure"]
+    declared: Any = _Overrides  # a type alias: parse_typed reads it as the type it names
+    overrides: VisibilityOverrides = parse_typed(declared, document["overrides"])
+    return Start(
+        ns=str(prompt["ns"]),
+        key=str(prompt["key"]),
+        params=parse_typed(tuple[object, ...], document["params"]),
+        params_document=document["params"],
+        session_id=UUID(str(document["session_id"])),
+        deadline=None if deadline is None else datetime.fromisoformat(str(deadline)),
+        overrides=overrides,
+        disclosure=None if disclosure is None else parse_typed(Disclosure, disclosure),
+        extras=parse_typed(dict[str, object], document["extras"]),
+        extras_document=document["extras"],
+    )
+
+
+def request_document(request: object) -> Document:
+    """A provider request as the send activity's input.
+
+    An SDK provider's request is its JSON body (written typed, so tuples stay tuples).
+    The offline model's :class:`TurnRequest` holds the render, tools and all: it goes
+    as the turn without the render, plus the visibility overrides the render applied,
+    and the activity renders the registered prompt again (rendering is pure).
+    """
+    if not isinstance(request, TurnRequest):
+        return {"kind": "typed", "body": dump_typed(request)}
+    schema = request.output_schema
+    return {
+        "kind": "turn",
+        "prompt_name": request.prompt_name,
+        "history": dump_typed(request.history, tuple[ConversationItem, ...]),
+        "hosted_tools": dump_typed(request.hosted_tools, tuple[object, ...]),
+        "output_schema": None if schema is None else dump_typed(schema, OutputSchema),
+        "round": request.round,
+        "deadline": None if request.deadline is None else request.deadline.isoformat(),
+        "evaluation_id": request.evaluation_id,
+        "max_output_tokens": request.max_output_tokens,
+        "overrides": dump_typed(dict(request.rendered.visibility_overrides), _Overrides),
+    }
+
+
+def read_request(document: Document, prompt: Prompt[Any]) -> object:
+    """The request ``request_document`` wrote; ``prompt`` (bound) renders a turn's render."""
+    if document["kind"] == "typed":
+        return parse_typed(object, document["body"])
+    declared: Any = _Overrides
+    overrides: VisibilityOverrides = parse_typed(declared, document["overrides"])
+    schema = document["output_schema"]
+    deadline = document["deadline"]
+    return TurnRequest(
+        prompt_name=str(document["prompt_name"]),
+        rendered=prompt.render(visibility_overrides=overrides),
+        history=parse_typed(tuple[ConversationItem, ...], document["history"]),
+        hosted_tools=cast(
+            "tuple[Mapping[str, JSONValue], ...]",
+            parse_typed(tuple[object, ...], document["hosted_tools"]),
+        ),
+        output_schema=None if schema is None else parse_typed(OutputSchema, schema),
+        round=int(document["round"]),
+        deadline=None if deadline is None else datetime.fromisoformat(str(deadline)),
+        evaluation_id=str(document["evaluation_id"]),
+        max_output_tokens=document["max_output_tokens"],
+    )

@@ -1,0 +1,148 @@
+"""The step runner of a workflow: sends and calls as activities, approvals as signals.
+
+The loop runs inside the workflow, unchanged; this runner is the only part that knows
+Temporal. A send step is the prompt's send activity (one attempt each; Temporal's retry
+policy retries), and its streamed text comes back with the reply, to be published as
+``TextDelta`` events when the step returns. A call step runs the tool's activity,
+unless the tool is pure (or the call is refused before running: an unknown tool, a
+reused call id), in which case it runs right here in the workflow. An approval waits
+for the ``decide`` signal. On a replay, Temporal hands back each activity's recorded
+result, so the loop rebuilds the same state and publishes the same events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from weakincentives.adapters import Decision, Progress, Sent
+from weakincentives.prompt import Tool
+from weakincentives.runtime import ToolCall, ToolInvoked
+from weakincentives.serde import dump_typed, parse_typed
+from weakincentives.temporal._documents import Document, Start, request_document
+from weakincentives.temporal._failures import step_failure
+from weakincentives.temporal._payloads import check_size
+from weakincentives.temporal._registry import ActivityOptions, PromptEntry
+
+__all__ = ["WorkflowSteps"]
+
+_SHORTEST = timedelta(milliseconds=1)
+
+
+class WorkflowSteps:
+    """Runs one evaluation's steps from its workflow."""
+
+    def __init__(
+        self,
+        *,
+        entry: PromptEntry,
+        options: ActivityOptions,
+        start: Start,
+        evaluation_id: str,
+        publish: Callable[[object], object],
+    ) -> None:
+        self._entry = entry
+        self._options = options
+        self._start = start
+        self._evaluation_id = evaluation_id
+        self._publish = publish
+        self.decisions: dict[str, Decision] = {}
+        """Decisions received by signal, by call id; the first for a call stands."""
+        self.waiting: dict[str, ToolCall] = {}
+        """Calls waiting for a decision now, in the order they were asked about."""
+
+    async def send[ReplyT](
+        self, key: str, request: object, run: Callable[[], Awaitable[Sent[ReplyT]]]
+    ) -> Sent[ReplyT]:
+        """The provider exchange, as the prompt's send activity."""
+        round_number = int(key.split("/", maxsplit=1)[0].removeprefix("round:"))
+        step = f"the request of round {round_number}"
+        document: Document = {
+            "evaluation_id": self._evaluation_id,
+            "round": round_number,
+            "request": request_document(request),
+            "params": self._start.params_document,
+        }
+        self._check(document, step)
+        try:
+            result = await workflow.execute_activity(
+                self._entry.send_activity,
+                document,
+                start_to_close_timeout=self._bounded(self._options.send_timeout),
+                retry_policy=self._options.retry_policy,
+                summary=key,
+            )
+        except ActivityError as error:
+            raise step_failure(
+                error, prompt_name=self._entry.prompt.name, step=step, phase="request"
+            ) from error
+        reply: Any = parse_typed(object, result["reply"])
+        return Sent(reply=reply, deltas=tuple(result["deltas"]), unpublished=True)
+
+    async def call(
+        self,
+        key: str,
+        call: ToolCall,
+        tool: Tool[Any, Any] | None,
+        run: Callable[[], Awaitable[ToolInvoked]],
+    ) -> ToolInvoked:
+        """The call, as its tool's activity; pure tools and refusals run here."""
+        name = None if tool is None else self._entry.tool_activities.get(tool.name)
+        if tool is None or name is None:
+            return await run()
+        step = f"the call {call.call_id!r} of tool {call.name!r}"
+        document: Document = {
+            "evaluation_id": self._evaluation_id,
+            "session_id": str(self._start.session_id),
+            "params": self._start.params_document,
+            "extras": self._start.extras_document,
+            "call": dump_typed(call, ToolCall),
+        }
+        self._check(document, step)
+        try:
+            result = await workflow.execute_activity(
+                name,
+                document,
+                start_to_close_timeout=self._bounded(self._options.tool_timeout),
+                retry_policy=self._options.retry_policy,
+                summary=key,
+            )
+        except ActivityError as error:
+            raise step_failure(
+                error, prompt_name=self._entry.prompt.name, step=step, phase="tool"
+            ) from error
+        for published in result["published"]:
+            self._publish(parse_typed(object, published))
+        return parse_typed(ToolInvoked, result["event"])
+
+    async def approval(self, key: str, call: ToolCall, tool: Tool[Any, Any]) -> Decision:
+        """The decision signalled for ``call``, waiting for it if none came yet."""
+        decision = self.decisions.get(call.call_id)
+        if decision is not None:
+            return decision
+        self.waiting[call.call_id] = call
+        await workflow.wait_condition(lambda: call.call_id in self.decisions)
+        del self.waiting[call.call_id]
+        return self.decisions[call.call_id]
+
+    async def checkpoint(self, progress: Progress) -> None:
+        """Nothing to save: the workflow's history is the record of every step."""
+
+    def _bounded(self, timeout: timedelta) -> timedelta:
+        """``timeout``, cut to the time left before the evaluation's deadline."""
+        deadline = self._start.deadline
+        if deadline is None:
+            return timeout
+        return max(min(timeout, deadline - workflow.now()), _SHORTEST)
+
+    def _check(self, document: Document, step: str) -> None:
+        check_size(
+            document,
+            limit=self._options.payload_limit,
+            prompt_name=self._entry.prompt.name,
+            payload=step,
+        )

@@ -1,0 +1,95 @@
+"""Hostile upstream servers over real stdio: deep categories, slow opens, notification bursts."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mcp.conftest import stdio_spec
+from weakincentives.mcp import MCPTimeoutError, MCPToolbox
+from weakincentives.mcp import _toolbox as toolbox_module
+from weakincentives.mcp._assemble import build_catalog
+from weakincentives.mcp._import import ImportProblem
+
+
+def test_a_tool_filed_too_deep_is_left_out_and_the_rest_imports() -> None:
+    """A 100,000-segment ``_meta.category`` is one problem, not a failed toolbox."""
+    with MCPToolbox.open([stdio_spec("--deep-category", "100000")]) as toolbox:
+        assert toolbox.problems == (
+            ImportProblem(
+                server="testsrv",
+                tool_name="deep",
+                reason="tool 'testsrv.deep' has a path of 100,001 segments (at most 32)",
+            ),
+        )
+        assert toolbox.catalog.tool("testsrv.deep") is None
+        assert toolbox.catalog.tool("testsrv.echo") is not None
+        assert toolbox.discovery().call_tool("testsrv.echo", {"text": "hi"}).message == "hi"
+
+
+def test_connect_timeout_bounds_the_listing() -> None:
+    """A server that answers the handshake but never its tools/list fails the open in time."""
+    spec = stdio_spec("--hang-list", name="stuck")
+    with pytest.raises(MCPTimeoutError) as caught:
+        MCPToolbox.open([spec], connect_timeout=4.0)
+    error = caught.value
+    assert (error.server, error.operation, error.timeout) == ("stuck", "connect", 4.0)
+    assert error.reason == (
+        "no answer within 4 s while listing "
+        "(connect_timeout bounds the whole open: connecting, listing, building)"
+    )
+
+
+@pytest.fixture
+def endless_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Building the catalogue blocks until the test releases it (a build that takes too long)."""
+    release = threading.Event()
+    built = build_catalog
+
+    def slow(*args: object) -> object:
+        release.wait()
+        return built(*args)  # type: ignore[arg-type]  # the arguments build_catalog got
+
+    monkeypatch.setattr(toolbox_module, "build_catalog", slow)
+    yield release
+    release.set()
+
+
+def test_connect_timeout_bounds_building_the_catalogue(endless_build: threading.Event) -> None:
+    spec = stdio_spec(name="big")
+    with pytest.raises(MCPTimeoutError) as caught:
+        MCPToolbox.open([spec], connect_timeout=4.0)
+    assert caught.value.reason == (
+        "the catalogue was not built within 4 s "
+        "(connect_timeout bounds the whole open: connecting, listing, building)"
+    )
+    assert (caught.value.server, caught.value.operation) == ("big", "connect")
+
+
+def test_a_burst_of_list_changes_is_read_twice_at_most() -> None:
+    """1,500 notifications: one re-read in flight, one more after it, none for the rest.
+
+    The server holds every ``tools/list`` until its burst is sent, so on the 2025-11-25
+    wire (notifications on the same ordered stream as the replies) every notification
+    after the first arrives while the first re-read is in flight. (On 2026-07-28 they
+    come on a listen stream, which the SDK's server buffers apart from the replies, so
+    how many arrive during each re-read varies; the coalescing is the same code.)
+    """
+    versions: list[int] = []
+    settled = threading.Event()
+
+    def changed(toolbox: MCPToolbox) -> None:
+        versions.append(toolbox.version)
+        if toolbox.version == 3:
+            settled.set()
+
+    spec = stdio_spec("--burst", "--legacy", name="noisy")
+    with MCPToolbox.open([spec], on_change=changed) as toolbox:
+        discovery = toolbox.discovery()
+        assert discovery.call_tool("noisy.burst", {"count": 1500}).message == "sent 1500"
+        assert settled.wait(timeout=30)
+        # The open listed once; the burst cost two more reads of tools/list.
+        assert discovery.call_tool("noisy.list_count", {}).message == "3"
+        assert versions == [1, 2, 3]

@@ -1,0 +1,251 @@
+"""The parts of weakincentives.temporal that need no server: checks, documents, errors."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    RetryState,
+    TerminatedError,
+    TimeoutError,
+    TimeoutType,
+)
+
+from tests.temporal import agents
+from weakincentives.errors import (
+    ConfigValidationError,
+    EvaluationFailedError,
+    PayloadTooLargeError,
+    PromptEvaluationError,
+    ProviderError,
+)
+from weakincentives.prompt import MarkdownSection, Prompt
+from weakincentives.temporal import (
+    EvaluationClient,
+    EvaluationWorker,
+    _documents,
+    _failures,
+    _workflow,
+)
+
+
+def _activity_error(cause: BaseException) -> ActivityError:
+    error = ActivityError(
+        "activity failed",
+        scheduled_event_id=1,
+        started_event_id=2,
+        identity="worker",
+        activity_type="t/p#send",
+        activity_id="1",
+        retry_state=RetryState.MAXIMUM_ATTEMPTS_REACHED,
+    )
+    error.__cause__ = cause
+    return error
+
+
+def _round_trip(error: PromptEvaluationError) -> PromptEvaluationError:
+    failure = _failures.activity_failure(error)
+    return _failures.step_failure(
+        _activity_error(failure), prompt_name="p", step="the request of round 1", phase="request"
+    )
+
+
+class TestActivityFailures:
+    def test_a_retryable_provider_error_keeps_its_delay_and_comes_back_typed(self) -> None:
+        """Retryable, with the delay the provider asked for; the workflow reads it back."""
+        error = ProviderError(
+            "slow down", prompt_name="p", status_code=429, retry_after=3.0, retryable=True
+        )
+        failure = _failures.activity_failure(error)
+        assert (failure.non_retryable, failure.next_retry_delay, failure.type) == (
+            False,
+            timedelta(seconds=3),
+            "ProviderError",
+        )
+        back = _round_trip(error)
+        assert isinstance(back, ProviderError)
+        assert (back.status_code, back.retry_after, back.retryable, back.reason) == (
+            429,
+            3.0,
+            True,
+            "slow down",
+        )
+
+    def test_an_error_of_the_reply_is_not_retried(self) -> None:
+        """Phase response, not retryable: it comes back with its phase."""
+        error = PromptEvaluationError("garbled", prompt_name="p", phase="response")
+        assert _failures.activity_failure(error).non_retryable
+        back = _round_trip(error)
+        assert (type(back), back.phase, back.reason) == (
+            PromptEvaluationError,
+            "response",
+            "garbled",
+        )
+
+    def test_a_reply_over_the_limit_comes_back_as_payload_too_large(self) -> None:
+        """Its size and limit survive the trip."""
+        error = PayloadTooLargeError(
+            prompt_name="p", payload="the reply of round 2", size=10, limit=5, phase="response"
+        )
+        back = _round_trip(error)
+        assert isinstance(back, PayloadTooLargeError)
+        assert (back.payload, back.size, back.limit, back.phase) == (
+            "the reply of round 2",
+            10,
+            5,
+            "response",
+        )
+
+    def test_a_timed_out_activity_names_the_step_and_the_timeout(self) -> None:
+        """Retries used up on timeouts: a request error saying which timeout."""
+        cause = TimeoutError(
+            "timed out", type=TimeoutType.START_TO_CLOSE, last_heartbeat_details=()
+        )
+        error = _failures.step_failure(
+            _activity_error(cause), prompt_name="p", step="the call 'c' of tool 't'", phase="tool"
+        )
+        assert (error.phase, error.reason) == (
+            "tool",
+            "the call 'c' of tool 't' timed out (start-to-close)",
+        )
+
+    def test_any_other_failure_is_reported_with_its_message(self) -> None:
+        """An error of the worker's own code (not a library error) keeps its text."""
+        error = _failures.step_failure(
+            _activity_error(ApplicationError("boom", type="RuntimeError")),
+            prompt_name="p",
+            step="the request of round 1",
+            phase="request",
+        )
+        assert (error.phase, error.reason) == (
+            "request",
+            "the request of round 1 failed: RuntimeError: boom",
+        )
+
+
+class TestClientFailures:
+    @pytest.mark.parametrize(
+        ("cause", "phase", "reason"),
+        [
+            (
+                TimeoutError("t", type=None, last_heartbeat_details=()),
+                "request",
+                "its deadline passed: the workflow timed out",
+            ),
+            (TerminatedError("by hand"), "internal", "the workflow was terminated: by hand"),
+            (ApplicationError("odd", type="Other"), "internal", "Other: odd"),
+        ],
+    )
+    def test_a_workflow_that_did_not_complete_is_an_evaluation_failure(
+        self, cause: BaseException, phase: str, reason: str
+    ) -> None:
+        """Timed out, terminated, or failed some other way: the phase says which."""
+        error = _failures.client_failure("e-1", WorkflowFailureError(cause=cause))
+        assert (error.evaluation_id, error.phase, error.reason, error.error_type) == (
+            "e-1",
+            phase,
+            reason,
+            type(cause).__name__,
+        )
+        assert str(error) == f"evaluation 'e-1' failed [{phase}] ({type(cause).__name__}): {reason}"
+
+    def test_a_failure_before_the_loop_ran_has_the_error_s_phase(self) -> None:
+        """No PromptFailed was published: the error itself says what went wrong."""
+        failure = _failures.workflow_failure(
+            None, PromptEvaluationError("bad params", prompt_name="p", phase="render")
+        )
+        back = _failures.client_failure("e-2", WorkflowFailureError(cause=failure))
+        assert isinstance(back, EvaluationFailedError)
+        assert (back.phase, back.error_type) == ("render", "PromptEvaluationError")
+        assert back.reason == "[render] prompt 'p': bad params"
+
+
+class TestDocuments:
+    def test_an_input_of_another_format_is_refused(self) -> None:
+        """A workflow input this library did not write names its format."""
+        with pytest.raises(ConfigValidationError, match="format 2; this library reads format 1"):
+            _documents.read_start({"format": 2})
+
+    def test_extras_that_are_not_data_are_refused_at_start(self) -> None:
+        """A client object cannot cross; the message says where it belongs."""
+        with pytest.raises(ConfigValidationError, match="give values that are not data") as raised:
+            _documents.start_document(
+                agents.FLAKY,
+                session_id=__import__("uuid").uuid4(),
+                deadline=None,
+                overrides=None,
+                disclosure=None,
+                extras={"client": object()},
+            )
+        assert raised.value.field_name == "extras"
+
+
+class TestConfiguration:
+    def test_a_prompt_registered_twice_is_refused(self) -> None:
+        """One ns/key, one prompt."""
+        with pytest.raises(ConfigValidationError, match="registered twice"):
+            EvaluationWorker(agents.offline(), prompts=[agents.WORK, agents.WORK])
+
+    def test_two_prompts_needing_one_activity_name_are_refused(self) -> None:
+        """ns 'a/b' key 'c' and ns 'a' key 'b/c' would share ``a/b/c#send``."""
+        first = Prompt(ns="a/b", key="c", sections=[MarkdownSection(title="T", template="T")])
+        second = Prompt(ns="a", key="b/c", sections=[MarkdownSection(title="T", template="T")])
+        with pytest.raises(ConfigValidationError, match="both need the activity 'a/b/c#send'"):
+            EvaluationWorker(agents.offline(), prompts=[first, second])
+
+    def test_prompts_must_be_prompts(self) -> None:
+        """Anything else is named."""
+        with pytest.raises(ConfigValidationError, match="got str"):
+            EvaluationWorker(agents.offline(), prompts=["tests/temporal/work"])  # type: ignore[list-item]
+
+    @pytest.mark.parametrize(
+        ("options", "message"),
+        [
+            ({"send_timeout": timedelta(0)}, "send_timeout must be a positive timedelta"),
+            ({"tool_timeout": 5}, "tool_timeout must be a positive timedelta"),
+            ({"payload_limit": 0}, "payload_limit must be a positive number of bytes"),
+        ],
+    )
+    def test_options_are_checked(self, options: dict[str, Any], message: str) -> None:
+        """Bad timeouts and limits fail when the worker is built."""
+        with pytest.raises(ConfigValidationError, match=message):
+            EvaluationWorker(agents.offline(), prompts=[agents.WORK], **options)
+
+    def test_a_template_registers_as_its_prompt(self) -> None:
+        """A PromptTemplate is served as Prompt(template)."""
+        worker = EvaluationWorker(agents.offline(), prompts=[agents.WORK.template])
+        names = sorted(getattr(a, "__temporal_activity_definition").name for a in worker.activities)
+        assert names == ["tests/temporal/work#send", "tests/temporal/work/record"]
+
+    def test_a_naive_deadline_is_refused_before_anything_is_sent(self) -> None:
+        """The client checks it; the server is never asked (none is running here)."""
+
+        async def start() -> None:
+            client = await Client.connect("127.0.0.1:1", lazy=True)
+            evaluations = EvaluationClient(client, task_queue="q")
+            await evaluations.start(agents.FLAKY, deadline=datetime(2030, 1, 1))
+
+        with pytest.raises(ConfigValidationError, match="has no timezone"):
+            asyncio.run(start())
+
+    def test_the_workflow_module_names_only_live_workflow_classes(self) -> None:
+        """The sandbox imports classes by name; an unknown name is an AttributeError."""
+        worker = agents.evaluation_worker()
+        (cls,) = worker.workflows
+        assert getattr(_workflow, cls.__name__) is cls
+        with pytest.raises(AttributeError, match="has no attribute 'EvaluationWorkflow0'"):
+            getattr(_workflow, "EvaluationWorkflow0")  # noqa: B009
+
+
+def test_an_sdk_request_body_crosses_typed() -> None:
+    """A JSON body (tuples included) reaches the send activity as it was built."""
+    body = {"model": "m", "input": ({"role": "user", "content": "hi"},), "temperature": 0.5}
+    document = _documents.request_document(body)
+    assert document["kind"] == "typed"
+    assert _documents.read_request(document, agents.WORK) == body
