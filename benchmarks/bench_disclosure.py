@@ -38,7 +38,6 @@ from _tokens import TOKENIZER_NAME, count_tokens
 
 from weakincentives.adapters import (
     AssistantMessage,
-    ConversationItem,
     Disclosure,
     OfflineAdapter,
     ScriptedCall,
@@ -46,9 +45,9 @@ from weakincentives.adapters import (
     ToolOutputMessage,
     TurnRequest,
 )
+from weakincentives.adapters._turns import ConversationItem
 from weakincentives.prompt import (
     MarkdownSection,
-    OpenSectionsMode,
     Prompt,
     PromptTemplate,
     SectionPath,
@@ -57,6 +56,7 @@ from weakincentives.prompt import (
     ToolContext,
     ToolResult,
 )
+from weakincentives.prompt._open_sections import OpenSectionsMode
 
 type Variant = Literal["halt", "inline", "full"]
 

@@ -40,20 +40,19 @@ from _toolbench import DATASETS, DatasetName, Query, load_queries, load_records
 from rank_bm25 import BM25Okapi
 
 from weakincentives.discovery import (
-    BM25Index,
     BM25Ranker,
     DiscoveryError,
     E5Embedder,
     EmbeddingRanker,
-    FusedIndex,
     FusedRanker,
     ToolCatalog,
     ToolDiscovery,
     load_catalog_index,
-    load_index,
     save_index,
 )
-from weakincentives.discovery._fusion import DEFAULT_OTHER_WEIGHT
+from weakincentives.discovery._fusion import DEFAULT_OTHER_WEIGHT, FusedIndex
+from weakincentives.discovery._index_file import load_index
+from weakincentives.discovery._ranking import BM25Index
 from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
-from weakincentives.discovery import CallResponse, ToolDiscoverySection
+from weakincentives.discovery import ToolDiscoverySection
 from weakincentives.mcp import MCPToolbox, StdioServer
 from weakincentives.prompt import MarkdownSection, Prompt
 
@@ -94,12 +94,11 @@ def main() -> None:
             ]
         )
         response = model.evaluate(prompt.bind(Trip(city="Lisbon")))
-    search, expand, call = (execution.result for execution in response.tool_executions)
-    print("search:", search.message)
-    print("expand:", expand.message)
-    assert isinstance(call.value, CallResponse)
-    print("called:", call.value.tool_id, "->", call.value.message)
-    assert call.value.message == "Lisbon: sunny for 2 day(s), highs of 21 C"
+    search, expand, call = response.tool_executions
+    print("search:", search.result.message)
+    print("expand:", expand.result.message)
+    print("called:", call.call.name, "->", call.result.message)
+    assert call.result.message == "Lisbon: sunny for 2 day(s), highs of 21 C"
     print("answer:", response.text)
 
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from weakincentives import MarkdownSection, Prompt
 from weakincentives.adapters import OfflineAdapter, ScriptedTurn
-from weakincentives.adapters.openai import OpenAIWebSearchCodec, default_openai_codecs
+from weakincentives.adapters.openai import default_openai_codecs
+from weakincentives.prompt import MarkdownSection, Prompt
 from weakincentives.runtime import InProcessEventBus, Session
 from weakincentives.serde import JSONValue
-from weakincentives.tools import WebSearchResult
-from weakincentives.tools.web_search import (
+from weakincentives.tools import (
     DomainFilter,
     GeoHint,
     WebSearchConfig,
+    WebSearchResult,
     WebSearchSection,
     web_search_tool,
 )
@@ -104,6 +104,8 @@ if web_result:
         print(f"- [{citation.title}]({citation.url})")
 print("answer:", response.output)
 
+OPENAI_CODECS = default_openai_codecs()  # by hosted tool kind
+
 # --- Domain-Restricted Search ---------------------------------------------------------------
 config = WebSearchConfig(
     domain_filter=DomainFilter(
@@ -112,7 +114,7 @@ config = WebSearchConfig(
 )
 
 section = WebSearchSection(config=config)
-print("domain-restricted wire spec:", OpenAIWebSearchCodec().serialize(section.tool))
+print("domain-restricted wire spec:", OPENAI_CODECS["web_search"].serialize(section.tool))
 
 # --- Geo-Localized Search -------------------------------------------------------------------
 config = WebSearchConfig(
@@ -124,7 +126,7 @@ config = WebSearchConfig(
 )
 
 section = WebSearchSection(config=config)
-print("geo-localized wire spec:", OpenAIWebSearchCodec().serialize(section.tool))
+print("geo-localized wire spec:", OPENAI_CODECS["web_search"].serialize(section.tool))
 
 
 # --- Inline Tool Construction (completed: `$topic` needs a params type) ---------------------
@@ -144,7 +146,7 @@ research_section = MarkdownSection[TopicParams](
     template="Find information about $topic",
     hosted_tools=(tool,),
 )
-print("inline tool wire spec:", OpenAIWebSearchCodec().serialize(tool))
+print("inline tool wire spec:", OPENAI_CODECS["web_search"].serialize(tool))
 rendered = Prompt(ns="research", key="inline", sections=[research_section]).render(
     TopicParams(topic="tides")
 )

@@ -16,13 +16,7 @@ from dataclasses import dataclass
 
 from temporalio.client import Client
 
-from weakincentives.adapters import (
-    OfflineModel,
-    ScriptedCall,
-    ScriptedTurn,
-    ToolOutputMessage,
-    TurnRequest,
-)
+from weakincentives.adapters import OfflineModel, ScriptedCall, ScriptedTurn, TurnRequest
 from weakincentives.prompt import MarkdownSection, Prompt, ToolContext, ToolResult, tool
 from weakincentives.serde import register_type
 from weakincentives.temporal import EvaluationClient, EvaluationWorker
@@ -64,8 +58,7 @@ def model(request: TurnRequest) -> ScriptedTurn:
                 ScriptedCall(name="book", arguments={"name": city}),
             )
         )
-    done = [item.content for item in request.history if isinstance(item, ToolOutputMessage)]
-    return ScriptedTurn(text=" and ".join(done) + ".")
+    return ScriptedTurn(text="Your trip is planned.")
 
 
 travel = Prompt(
@@ -91,6 +84,7 @@ async def main(address: str) -> None:
         response = await handle.result()
         events = await handle.events()
     print(f"{response.text} ({response.rounds} rounds, {len(events)} events)")
+    print(" and ".join(result.message for result in response.tool_results) + ".")
     assert [result.success for result in response.tool_results] == [True, True]
 
 

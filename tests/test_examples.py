@@ -10,7 +10,7 @@ import pytest
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
 EXPECTED = {
-    "mcp_discovery.py": "called: weather.get_forecast -> Lisbon: sunny for 2 day(s)",
+    "mcp_discovery.py": "called: call_tool -> Lisbon: sunny for 2 day(s)",
     "seed_000_open_sections.py": "model asked for: ['context']",
     "seed_001_hosted_tools.py": "- [Flu vaccines | CDC](https://www.cdc.gov/flu/vaccines/index.html)",
     "seed_002_tool_discovery.py": "called",

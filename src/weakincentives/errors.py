@@ -5,6 +5,10 @@ Every exception weakincentives raises derives from :class:`WinkError`, so
 context it names (section path, dataclass type, placeholder, tool name, JSON
 path, evaluation phase) as keyword-only attributes, and builds its message from
 them so the text and the attributes never disagree.
+
+``__all__`` lists the root, the phase errors and the ones a caller catches on their
+own; the rarer leaves below are importable from here too, and caught through an
+exported base (``WinkError``, ``SerdeError``, ``StoreError``, ``PromptEvaluationError``).
 """
 
 from __future__ import annotations
@@ -15,44 +19,22 @@ from typing import Any, Literal
 from weakincentives._json_value import JSONValue
 
 __all__ = [
-    "AdapterClosedError",
-    "ApprovalConflictError",
     "CassetteError",
     "CatalogError",
     "CheckpointConflictError",
     "ConfigValidationError",
-    "CursorError",
-    "DocumentError",
-    "EmptyAnswerError",
     "EvaluationFailedError",
-    "EvaluationPhase",
-    "FormatVersionError",
-    "HistoryTranslationError",
     "ParseError",
-    "PayloadTooLargeError",
-    "PromptError",
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
     "ProviderError",
-    "RecordedError",
-    "ReplayMismatchError",
     "ReplayMissError",
     "ResponseTruncatedError",
     "ResumeError",
-    "SchemaError",
-    "SchemaVersionError",
     "SerdeError",
-    "SessionError",
-    "StoreDatabaseError",
     "StoreError",
-    "StoreUsageError",
-    "ToolResultError",
     "ToolValidationError",
-    "UnknownApprovalError",
-    "UnknownSectionError",
-    "UnknownTypeError",
-    "UnreadableDocumentError",
     "WinkError",
 ]
 

@@ -18,12 +18,11 @@ from weakincentives.adapters import (
     ScriptedTurn,
     ToolOutputMessage,
     evaluate_with_disclosure,
-    merge_overrides,
 )
+from weakincentives.adapters._disclosure import merge_overrides
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import (
     MarkdownSection,
-    OpenSectionsMode,
     OpenSectionsResult,
     PromptTemplate,
     SectionPath,
@@ -32,6 +31,7 @@ from weakincentives.prompt import (
     ToolContext,
     ToolResult,
 )
+from weakincentives.prompt._open_sections import OpenSectionsMode
 from weakincentives.runtime import InProcessEventBus, Session, ToolInvoked
 
 

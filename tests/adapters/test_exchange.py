@@ -9,15 +9,14 @@ import pytest
 
 from weakincentives.adapters import (
     Adapter,
-    Attempt,
-    HostedToolCodec,
     LoopSettings,
     ModelTurn,
     OfflineAdapter,
     ScriptedTurn,
-    TextSink,
     TurnRequest,
 )
+from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.errors import ProviderError
 from weakincentives.prompt import MarkdownSection, Prompt
 from weakincentives.runtime import InProcessEventBus, TextDelta

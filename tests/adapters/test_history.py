@@ -29,8 +29,6 @@ from tests.adapters.conftest import OpenAILoopback, ok, response_body
 from tests.adapters.openai.chat_bodies import chat_call, completion
 from weakincentives.adapters import (
     AssistantMessage,
-    Attempt,
-    ConversationItem,
     FeedbackMessage,
     ModelTurn,
     OfflineAdapter,
@@ -43,6 +41,8 @@ from weakincentives.adapters import (
     TurnRequest,
 )
 from weakincentives.adapters._history import check_conversation
+from weakincentives.adapters._provider import Attempt
+from weakincentives.adapters._turns import ConversationItem
 from weakincentives.adapters.anthropic import AnthropicAdapter, AnthropicMessages
 from weakincentives.adapters.openai import ChatCompletions, OpenAIAdapter, OpenAIResponses
 from weakincentives.errors import ConfigValidationError, HistoryTranslationError

@@ -19,16 +19,15 @@ import pytest
 from tests.adapters.replay_kit import cloudy, run, settings, weather_prompt
 from weakincentives.adapters import (
     Adapter,
-    Attempt,
-    HostedToolCodec,
     ModelTurn,
     OfflineModel,
     Recorded,
     ScriptedCall,
     ScriptedTurn,
-    TextSink,
     TurnRequest,
 )
+from weakincentives.adapters._hosted import HostedToolCodec
+from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.errors import (
     CassetteError,
     ConfigValidationError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from weakincentives.adapters._sdk_transport import _named_parameters
-from weakincentives.adapters.anthropic import anthropic_schema
+from weakincentives.adapters.anthropic._schema import anthropic_schema
 from weakincentives.serde import JSONObject
 
 

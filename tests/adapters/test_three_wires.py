@@ -41,7 +41,7 @@ from weakincentives.runtime import (
     TextDelta,
     ToolInvoked,
 )
-from weakincentives.tools.web_search import WebSearchConfig, web_search_tool
+from weakincentives.tools import WebSearchConfig, web_search_tool
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")

@@ -14,7 +14,7 @@ from weakincentives.adapters.openai._stream import (
     ServerEvent,
 )
 from weakincentives.errors import PromptEvaluationError
-from weakincentives.serde import MAX_JSON_DEPTH
+from weakincentives.serde._loads import MAX_JSON_DEPTH
 
 
 class TestRetryRules:

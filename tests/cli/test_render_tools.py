@@ -16,7 +16,7 @@ MODULE = textwrap.dedent(
 
     from weakincentives.prompt import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext
     from weakincentives.prompt import ToolResult
-    from weakincentives.tools.web_search import WebSearchSection
+    from weakincentives.tools import WebSearchSection
 
 
     @dataclass(frozen=True)

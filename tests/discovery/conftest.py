@@ -13,12 +13,11 @@ from weakincentives.discovery import (
     AccessPolicy,
     CatalogNode,
     CatalogTool,
-    Ranker,
-    RankIndex,
     ToolCatalog,
     ToolDiscovery,
     ToolExecutor,
 )
+from weakincentives.discovery._ranking import Ranker, RankIndex
 from weakincentives.serde import JSONValue
 
 SECRET = b"discovery-tests-secret-0123456789"

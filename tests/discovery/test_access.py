@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from weakincentives.discovery import (
-    AllowAll,
     CallableExecutor,
     CatalogTool,
     DiscoveryError,
     IdAccessPolicy,
     ToolDiscovery,
 )
+from weakincentives.discovery._access import AllowAll
 
 from .conftest import ServiceFactory
 

@@ -9,15 +9,9 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from weakincentives.discovery import (
-    BM25Ranker,
-    CatalogTool,
-    RankIndex,
-    ToolCatalog,
-    ToolDiscovery,
-    TreePath,
-)
+from weakincentives.discovery import BM25Ranker, CatalogTool, ToolCatalog, ToolDiscovery, TreePath
 from weakincentives.discovery._diversify import _BREAKS, diversify, requests_of
+from weakincentives.discovery._ranking import RankIndex
 
 
 def _catalog() -> ToolCatalog:

@@ -15,7 +15,6 @@ from weakincentives.discovery import (
     CatalogTool,
     E5Embedder,
     EmbeddingRanker,
-    FusedIndex,
     FusedRanker,
     HashingEmbedder,
     ToolCatalog,
@@ -23,6 +22,7 @@ from weakincentives.discovery import (
     _vectorised,
 )
 from weakincentives.discovery._embedding import shared_depth, tool_text
+from weakincentives.discovery._fusion import FusedIndex
 from weakincentives.discovery._text import tokenize
 from weakincentives.errors import ConfigValidationError
 

@@ -19,9 +19,9 @@ from weakincentives.discovery import (
     DiscoveryError,
     ExpandedTool,
     ToolDiscovery,
-    ToolFunction,
     blocking_executor,
 )
+from weakincentives.discovery._executor import ToolFunction
 from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue, SchemaViolation
 

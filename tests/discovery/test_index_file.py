@@ -20,18 +20,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from weakincentives.discovery import (
-    BM25Index,
     BM25Ranker,
-    CatalogIndex,
     CatalogTool,
     DiscoveryError,
     ToolCatalog,
     ToolDiscovery,
     load_catalog_index,
-    load_index,
     save_index,
 )
-from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION
+from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, CatalogIndex, load_index
+from weakincentives.discovery._ranking import BM25Index
 from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool, ToolContext, ToolResult
 from weakincentives.serde import JSONValue

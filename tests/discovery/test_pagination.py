@@ -14,13 +14,13 @@ from weakincentives.discovery import (
     CatalogTool,
     DiscoveryError,
     IdAccessPolicy,
-    RankIndex,
     ToolCatalog,
     ToolDiscovery,
     ToolPointer,
     TreePath,
 )
 from weakincentives.discovery._cursor import CursorCodec, request_fingerprint
+from weakincentives.discovery._ranking import RankIndex
 from weakincentives.discovery._requests import MAX_LIMIT
 from weakincentives.discovery._service import SEARCH_WINDOW
 

@@ -10,14 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from weakincentives.discovery import (
-    BM25Ranker,
-    CatalogTool,
-    FieldWeights,
-    ToolCatalog,
-    ToolDiscovery,
-    TreePath,
-)
+from weakincentives.discovery import BM25Ranker, CatalogTool, ToolCatalog, ToolDiscovery, TreePath
+from weakincentives.discovery._ranking import FieldWeights
 from weakincentives.errors import ConfigValidationError
 
 from .conftest import TOOLS, ServiceFactory

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from weakincentives.discovery import BM25Index, BM25Ranker, CatalogTool, ToolCatalog, _vectorised
+from weakincentives.discovery import BM25Ranker, CatalogTool, ToolCatalog, _vectorised
+from weakincentives.discovery._ranking import BM25Index
 from weakincentives.errors import ConfigValidationError
 
 from .conftest import TOOLS

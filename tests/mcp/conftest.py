@@ -24,7 +24,8 @@ import uvicorn  # after the skip: uvicorn comes with the mcp extra
 from mcp.server.lowlevel import Server
 
 from tests.mcp import everything_app
-from weakincentives.mcp import HttpServer, MCPToolbox, ServerSpec, StdioServer
+from weakincentives.mcp import HttpServer, MCPToolbox, StdioServer
+from weakincentives.mcp._servers import ServerSpec
 
 SERVER_SCRIPT = Path(__file__).parent / "server_app.py"
 EVERYTHING_SCRIPT = Path(__file__).parent / "everything_app.py"

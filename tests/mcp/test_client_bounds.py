@@ -8,9 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests.mcp.conftest import stdio_spec
-from weakincentives.mcp import ImportProblem, MCPTimeoutError, MCPToolbox
+from weakincentives.mcp import MCPTimeoutError, MCPToolbox
 from weakincentives.mcp import _toolbox as toolbox_module
 from weakincentives.mcp._assemble import build_catalog
+from weakincentives.mcp._import import ImportProblem
 
 
 def test_a_tool_filed_too_deep_is_left_out_and_the_rest_imports() -> None:

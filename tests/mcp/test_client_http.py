@@ -21,12 +21,12 @@ from weakincentives.discovery import (
 )
 from weakincentives.mcp import (
     HttpServer,
-    MCPConnection,
     MCPConnectionError,
     MCPProtocolError,
     MCPToolbox,
     _client_transport,
 )
+from weakincentives.mcp._connection import MCPConnection
 from weakincentives.prompt import Prompt
 from weakincentives.runtime import InProcessEventBus, Session
 

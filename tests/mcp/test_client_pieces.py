@@ -20,13 +20,13 @@ from tests.mcp.server_app import build_server
 from weakincentives.adapters import OfflineAdapter, ScriptedTurn
 from weakincentives.mcp import (
     HttpServer,
-    MCPConnection,
     MCPProtocolError,
     MCPTimeoutError,
     MCPToolbox,
     _rounds,
     _transports,
 )
+from weakincentives.mcp._connection import MCPConnection
 from weakincentives.mcp._hooks import sampler_of
 from weakincentives.mcp._hop import hop
 from weakincentives.mcp._rounds import EndlessRoundsError, settle

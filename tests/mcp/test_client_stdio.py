@@ -13,13 +13,8 @@ import pytest
 from tests.mcp.conftest import SERVER_SCRIPT, stdio_spec
 from weakincentives.discovery import CatalogTool
 from weakincentives.errors import ConfigValidationError
-from weakincentives.mcp import (
-    MCPConnectionError,
-    MCPTimeoutError,
-    MCPToolbox,
-    MCPToolHandle,
-    StdioServer,
-)
+from weakincentives.mcp import MCPConnectionError, MCPTimeoutError, MCPToolbox, StdioServer
+from weakincentives.mcp._import import MCPToolHandle
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from tests.mcp.server_app import build_server
 from weakincentives.adapters import OfflineAdapter, ScriptedCall, ScriptedTurn
 from weakincentives.discovery import CatalogTool
 from weakincentives.errors import ConfigValidationError
-from weakincentives.mcp import HttpServer, MCPToolbox, MCPToolHandle
+from weakincentives.mcp import HttpServer, MCPToolbox
+from weakincentives.mcp._import import MCPToolHandle
 from weakincentives.mcp._section_tools import _params_type, section_tools
 from weakincentives.prompt import MarkdownSection, Prompt
 from weakincentives.serde import parse, schema

@@ -20,8 +20,8 @@ from weakincentives.discovery import (
     ToolCatalog,
     ToolDiscovery,
 )
-from weakincentives.mcp import DISCOVERY_TOOL_NAMES, build_server
-from weakincentives.mcp._serve import answer
+from weakincentives.mcp import build_server
+from weakincentives.mcp._serve import DISCOVERY_TOOL_NAMES, answer
 from weakincentives.serde import JSONValue
 
 SCHEMA: dict[str, JSONValue] = {

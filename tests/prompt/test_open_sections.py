@@ -13,8 +13,6 @@ from hypothesis import strategies as st
 
 from weakincentives.errors import PromptRenderError, PromptValidationError
 from weakincentives.prompt import (
-    OPEN_SECTIONS,
-    OPEN_SECTIONS_INLINE,
     ExecutionScope,
     MarkdownSection,
     OpenedSections,
@@ -25,6 +23,7 @@ from weakincentives.prompt import (
     SectionVisibility,
     ToolResult,
 )
+from weakincentives.prompt._open_sections import OPEN_SECTIONS, OPEN_SECTIONS_INLINE
 from weakincentives.runtime import (
     InProcessEventBus,
     Session,

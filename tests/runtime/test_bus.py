@@ -16,8 +16,8 @@ from weakincentives.runtime import (
     HandlerFailure,
     InProcessEventBus,
     PublishResult,
-    Subscription,
 )
+from weakincentives.runtime._bus import Subscription
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from weakincentives.runtime import Reducer, append, replace_latest, upsert_by
+from weakincentives.runtime import append, replace_latest, upsert_by
+from weakincentives.runtime._reducers import Reducer
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from weakincentives.errors import ConfigValidationError
-from weakincentives.runtime import (
-    DEFAULT_SLICE_LIMIT,
-    InProcessEventBus,
-    Retention,
-    Session,
-    TextDelta,
-)
+from weakincentives.runtime import InProcessEventBus, Retention, Session, TextDelta
+from weakincentives.runtime._retention import DEFAULT_SLICE_LIMIT
 
 
 @dataclass(frozen=True)

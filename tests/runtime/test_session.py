@@ -11,10 +11,10 @@ import pytest
 
 from tests.runtime._concurrency import run_threads
 from weakincentives.errors import SessionError
+from weakincentives.prompt import SessionProtocol
 from weakincentives.runtime import (
     InProcessEventBus,
     Session,
-    SessionProtocol,
     SessionSnapshot,
     replace_latest,
     upsert_by,

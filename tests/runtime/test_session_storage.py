@@ -10,7 +10,8 @@ import pytest
 
 from tests.runtime._concurrency import run_threads
 from weakincentives.errors import SessionError
-from weakincentives.runtime import Session, SessionStorage, SessionStorageError
+from weakincentives.runtime import Session, SessionStorageError
+from weakincentives.runtime._storage import SessionStorage
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from tests.strategies import hostile_json_texts, json_values, trapped_json_texts
 from weakincentives.errors import ParseError
-from weakincentives.serde import MAX_JSON_DEPTH, JSONValue, loads
+from weakincentives.serde import JSONValue, loads
+from weakincentives.serde._loads import MAX_JSON_DEPTH
 
 
 def _depth(value: JSONValue) -> int:

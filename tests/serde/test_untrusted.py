@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tests.serde.models import RICH_TYPES, Tree
 from tests.strategies import hostile_json_values
 from weakincentives.errors import ParseError
-from weakincentives.serde import MAX_JSON_DEPTH, JSONObject, JSONValue, parse
+from weakincentives.serde import JSONObject, JSONValue, parse
+from weakincentives.serde._loads import MAX_JSON_DEPTH
 
 HUGE = 7 * 10**5000  # more digits than Python's default limit lets str() print
 MESSAGE_CAP = 1200  # what any ParseError message stays under, whatever the data

@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import FakeClock
 from tests.store.conftest import Backend
 from weakincentives.errors import CheckpointConflictError, DocumentError, StoreUsageError
-from weakincentives.store import Checkpoint, EvaluationSummary, NewEvent, Step, SyncStore
+from weakincentives.store import Checkpoint, NewEvent, Step, SyncStore
+from weakincentives.store._records import EvaluationSummary
 
 
 def test_a_saved_checkpoint_loads_back_equal(store: SyncStore, clock: FakeClock) -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from tests.store.conftest import Backend
 from weakincentives.errors import FormatVersionError, StoreUsageError
-from weakincentives.store import FORMAT_VERSION, NewEvent, SyncStore
+from weakincentives.store import NewEvent, SyncStore
+from weakincentives.store._records import FORMAT_VERSION
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from tests.conftest import FakeClock
 from tests.store.conftest import Backend
 from weakincentives.errors import DocumentError, StoreUsageError
 from weakincentives.serde import JSONValue
-from weakincentives.store import NewEvent, SessionSummary, StoredEvent, SyncStore
+from weakincentives.store import NewEvent, StoredEvent, SyncStore
+from weakincentives.store._records import SessionSummary
 
 
 def events(*documents: JSONValue, type_name: str = "tests:Happened") -> list[NewEvent]:

@@ -7,15 +7,11 @@ from dataclasses import dataclass
 import pytest
 
 from weakincentives.errors import PromptValidationError
+from weakincentives.prompt import HostedTool, HostedToolConfig, HostedToolOutput
 from weakincentives.tools import (
-    HostedTool,
-    HostedToolConfig,
-    HostedToolOutput,
     WebSearchConfig,
     WebSearchResult,
-    code_interpreter,
     code_interpreter_tool,
-    web_search,
     web_search_tool,
 )
 
@@ -158,13 +154,3 @@ def test_configs_and_outputs_satisfy_marker_protocols() -> None:
     """Configs and outputs are recognised by the runtime-checkable markers."""
     assert isinstance(WebSearchConfig(), HostedToolConfig)
     assert isinstance(WebSearchResult(text=""), HostedToolOutput)
-
-
-def test_public_modules_export_the_seed_names() -> None:
-    """The seed's import path for web search names works."""
-    assert web_search.web_search_tool is web_search_tool
-    assert code_interpreter.code_interpreter_tool is code_interpreter_tool
-    assert {"DomainFilter", "GeoHint", "WebSearchConfig", "web_search_tool"} <= set(
-        web_search.__all__
-    )
-    assert {"CodeInterpreterConfig", "CodeInterpreterResult"} <= set(code_interpreter.__all__)

@@ -14,7 +14,6 @@ from weakincentives.tools import (
     WebSearchResult,
     _web_search,
 )
-from weakincentives.tools import web_search as web_search_module
 
 
 @pytest.mark.parametrize(
@@ -324,8 +323,3 @@ def test_web_search_status_summarises_calls(statuses: tuple[str, ...], expected:
     calls = tuple(WebSearchCall(call_id=f"ws_{i}", status=s) for i, s in enumerate(statuses))
     result = WebSearchResult(text="", citations=(Citation(url="u", title="t"),), calls=calls)
     assert result.status == expected
-
-
-def test_public_module_reexports_private_names() -> None:
-    """The public web_search module exposes the same objects as the implementation."""
-    assert web_search_module.WebSearchConfig is _web_search.WebSearchConfig

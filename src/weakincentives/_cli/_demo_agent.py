@@ -21,8 +21,7 @@ from weakincentives.prompt import (
     ToolContext,
     ToolResult,
 )
-from weakincentives.tools import DomainFilter, WebSearchConfig
-from weakincentives.tools.web_search import WebSearchSection
+from weakincentives.tools import DomainFilter, WebSearchConfig, WebSearchSection
 
 __all__ = ["IncidentParams", "TriageReport", "build_triage_prompt"]
 

@@ -13,76 +13,72 @@ to record its exchanges to a cassette file and replay them offline.
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.adapters._adapter import Adapter, evaluate_with_disclosure
-from weakincentives.adapters._answer import OutputInstructions, render_output_instructions
-from weakincentives.adapters._disclosure import merge_overrides
-from weakincentives.adapters._hosted import HostedOutputParseError, HostedToolCodec
+from weakincentives.adapters._adapter import Adapter
+from weakincentives.adapters._adapter import (
+    evaluate_with_disclosure as evaluate_with_disclosure,
+)
+from weakincentives.adapters._hosted import HostedOutputParseError as HostedOutputParseError
 from weakincentives.adapters._offline import (
     OfflineAdapter,
     OfflineModel,
-    Responder,
     ScriptedCall,
     ScriptedTurn,
 )
-from weakincentives.adapters._provider import Attempt, Provider, TextSink
+from weakincentives.adapters._provider import Attempt as Attempt
+from weakincentives.adapters._provider import Provider
 from weakincentives.adapters._recorded import Recorded, RecordMode
 from weakincentives.adapters._response import Halt, PromptResponse
-from weakincentives.adapters._settings import (
-    AnswerSchemaMode,
-    Disclosure,
-    DisclosurePolicy,
-    LoopSettings,
-    RetryPolicy,
-)
-from weakincentives.adapters._step_runner import Decision, Progress, Sent, StepRunner
-from weakincentives.adapters._structured import OutputSchema
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
+from weakincentives.adapters._settings import AnswerSchemaMode as AnswerSchemaMode
+from weakincentives.adapters._settings import Disclosure, LoopSettings, RetryPolicy
+from weakincentives.adapters._step_runner import Decision as Decision
+from weakincentives.adapters._step_runner import Progress as Progress
+from weakincentives.adapters._step_runner import Sent as Sent
+from weakincentives.adapters._step_runner import StepRunner as StepRunner
+from weakincentives.adapters._structured import OutputSchema as OutputSchema
+from weakincentives.adapters._turns import AssistantMessage as AssistantMessage
+from weakincentives.adapters._turns import ConversationItem as ConversationItem
+from weakincentives.adapters._turns import FeedbackMessage as FeedbackMessage
+from weakincentives.adapters._turns import ModelTurn as ModelTurn
+from weakincentives.adapters._turns import PromptMessage as PromptMessage
+from weakincentives.adapters._turns import ToolOutputMessage as ToolOutputMessage
+from weakincentives.adapters._turns import TurnRequest
 
 __all__ = [
     "Adapter",
+    "Disclosure",
+    "Halt",
+    "LoopSettings",
+    "OfflineAdapter",
+    "OfflineModel",
+    "PromptResponse",
+    "Provider",
+    "RecordMode",
+    "Recorded",
+    "RetryPolicy",
+    "ScriptedCall",
+    "ScriptedTurn",
+    "TurnRequest",
+]
+
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+# The step seam (StepRunner and its values) is what weakincentives.temporal implements.
+_INTERNAL = (
     "AnswerSchemaMode",
     "AssistantMessage",
     "Attempt",
     "ConversationItem",
     "Decision",
-    "Disclosure",
-    "DisclosurePolicy",
     "FeedbackMessage",
-    "Halt",
     "HostedOutputParseError",
-    "HostedToolCodec",
-    "LoopSettings",
     "ModelTurn",
-    "OfflineAdapter",
-    "OfflineModel",
-    "OutputInstructions",
     "OutputSchema",
     "Progress",
     "PromptMessage",
-    "PromptResponse",
-    "Provider",
-    "RecordMode",
-    "Recorded",
-    "Responder",
-    "RetryPolicy",
-    "ScriptedCall",
-    "ScriptedTurn",
     "Sent",
     "StepRunner",
-    "TextSink",
     "ToolOutputMessage",
-    "TurnRequest",
     "evaluate_with_disclosure",
-    "merge_overrides",
-    "render_output_instructions",
-]
+)
 
-publish("weakincentives.adapters", globals(), __all__)
+publish("weakincentives.adapters", globals(), (*__all__, *_INTERNAL))

@@ -10,28 +10,30 @@ every failure carries a protocol error code, hints and a next action.
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.discovery._access import AccessPolicy, AllowAll, IdAccessPolicy
-from weakincentives.discovery._catalog import CatalogNode, CatalogTool, ToolCatalog, TreePath
-from weakincentives.discovery._e5 import E5Embedder
-from weakincentives.discovery._embedding import (
-    Embedder,
-    EmbeddingIndex,
-    EmbeddingRanker,
-    HashingEmbedder,
+from weakincentives.discovery._access import AccessPolicy, IdAccessPolicy
+from weakincentives.discovery._catalog import (
+    CatalogNode,
+    CatalogTool,
+    ToolCatalog,
 )
+from weakincentives.discovery._catalog import (
+    TreePath as TreePath,
+)
+from weakincentives.discovery._e5 import E5Embedder
+from weakincentives.discovery._embedding import Embedder, EmbeddingRanker, HashingEmbedder
 from weakincentives.discovery._errors import (
     DiscoveryError,
-    DiscoveryFailure,
-    ErrorCode,
-    Hint,
-    HintKind,
+)
+from weakincentives.discovery._errors import (
+    DiscoveryFailure as DiscoveryFailure,
+)
+from weakincentives.discovery._errors import (
+    Hint as Hint,
 )
 from weakincentives.discovery._events import (
     DiscoveryCalled,
-    DiscoveryEvent,
     DiscoveryExpanded,
     DiscoveryFailed,
-    DiscoveryOperation,
     DiscoverySearched,
     audit_chain,
 )
@@ -39,95 +41,106 @@ from weakincentives.discovery._executor import (
     CallableExecutor,
     CallOutcome,
     ToolExecutor,
-    ToolFunction,
     blocking_executor,
 )
-from weakincentives.discovery._fusion import FusedIndex, FusedRanker
-from weakincentives.discovery._index_file import (
-    CatalogIndex,
-    load_catalog_index,
-    load_index,
-    save_index,
-)
-from weakincentives.discovery._ranking import BM25Index, BM25Ranker, FieldWeights, Ranker, RankIndex
+from weakincentives.discovery._fusion import FusedRanker
+from weakincentives.discovery._index_file import load_catalog_index, save_index
+from weakincentives.discovery._ranking import BM25Ranker
 from weakincentives.discovery._responses import (
-    CallResponse,
-    CatalogOverview,
-    ExpandedTool,
-    ListResponse,
-    NodeMatch,
-    NodePointer,
-    SearchNodesResponse,
-    SearchToolsResponse,
-    ToolPointer,
+    CallResponse as CallResponse,
+)
+from weakincentives.discovery._responses import (
+    CatalogOverview as CatalogOverview,
+)
+from weakincentives.discovery._responses import (
+    ExpandedTool as ExpandedTool,
+)
+from weakincentives.discovery._responses import (
+    ListResponse as ListResponse,
+)
+from weakincentives.discovery._responses import (
+    NodeMatch as NodeMatch,
+)
+from weakincentives.discovery._responses import (
+    NodePointer as NodePointer,
+)
+from weakincentives.discovery._responses import (
+    SearchNodesResponse as SearchNodesResponse,
+)
+from weakincentives.discovery._responses import (
+    SearchToolsResponse as SearchToolsResponse,
+)
+from weakincentives.discovery._responses import (
+    ToolPointer as ToolPointer,
 )
 from weakincentives.discovery._section import (
-    CallToolParams,
-    ExpandToolParams,
-    ListParams,
-    SearchNodesParams,
-    SearchToolsParams,
+    CallToolParams as CallToolParams,
+)
+from weakincentives.discovery._section import (
+    ExpandToolParams as ExpandToolParams,
+)
+from weakincentives.discovery._section import (
+    ListParams as ListParams,
+)
+from weakincentives.discovery._section import (
+    SearchNodesParams as SearchNodesParams,
+)
+from weakincentives.discovery._section import (
+    SearchToolsParams as SearchToolsParams,
+)
+from weakincentives.discovery._section import (
     ToolDiscoverySection,
 )
 from weakincentives.discovery._service import ToolDiscovery
 
 __all__ = [
     "AccessPolicy",
-    "AllowAll",
-    "BM25Index",
     "BM25Ranker",
     "CallOutcome",
-    "CallResponse",
-    "CallToolParams",
     "CallableExecutor",
-    "CatalogIndex",
     "CatalogNode",
-    "CatalogOverview",
     "CatalogTool",
     "DiscoveryCalled",
     "DiscoveryError",
-    "DiscoveryEvent",
     "DiscoveryExpanded",
     "DiscoveryFailed",
-    "DiscoveryFailure",
-    "DiscoveryOperation",
     "DiscoverySearched",
     "E5Embedder",
     "Embedder",
-    "EmbeddingIndex",
     "EmbeddingRanker",
-    "ErrorCode",
-    "ExpandToolParams",
-    "ExpandedTool",
-    "FieldWeights",
-    "FusedIndex",
     "FusedRanker",
     "HashingEmbedder",
-    "Hint",
-    "HintKind",
     "IdAccessPolicy",
-    "ListParams",
-    "ListResponse",
-    "NodeMatch",
-    "NodePointer",
-    "RankIndex",
-    "Ranker",
-    "SearchNodesParams",
-    "SearchNodesResponse",
-    "SearchToolsParams",
-    "SearchToolsResponse",
     "ToolCatalog",
     "ToolDiscovery",
     "ToolDiscoverySection",
     "ToolExecutor",
-    "ToolFunction",
-    "ToolPointer",
-    "TreePath",
     "audit_chain",
     "blocking_executor",
     "load_catalog_index",
-    "load_index",
     "save_index",
 ]
 
-publish("weakincentives.discovery", globals(), __all__)
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+_INTERNAL = (
+    "CallResponse",
+    "CallToolParams",
+    "CatalogOverview",
+    "DiscoveryFailure",
+    "ExpandToolParams",
+    "ExpandedTool",
+    "Hint",
+    "ListParams",
+    "ListResponse",
+    "NodeMatch",
+    "NodePointer",
+    "SearchNodesParams",
+    "SearchNodesResponse",
+    "SearchToolsParams",
+    "SearchToolsResponse",
+    "ToolPointer",
+    "TreePath",
+)
+
+publish("weakincentives.discovery", globals(), (*__all__, *_INTERNAL))

@@ -21,49 +21,43 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed 
         "pip install 'weakincentives[mcp]'"
     ) from exc
 
-from weakincentives.mcp._connection import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_CONNECT_TIMEOUT,
-    MCPConnection,
-)
 from weakincentives.mcp._errors import (
     MCPConnectionError,
     MCPError,
-    MCPOperation,
-    MCPProtocolError,
-    MCPTimeoutError,
+)
+from weakincentives.mcp._errors import (
+    MCPProtocolError as MCPProtocolError,
+)
+from weakincentives.mcp._errors import (
+    MCPTimeoutError as MCPTimeoutError,
 )
 from weakincentives.mcp._events import MCPNotice
-from weakincentives.mcp._executor import MCPExecutor
-from weakincentives.mcp._import import ImportProblem, MCPToolHandle
-from weakincentives.mcp._serve import DISCOVERY_TOOL_NAMES, build_server
-from weakincentives.mcp._servers import HttpServer, ServerSpec, StdioServer, parse_server
+from weakincentives.mcp._serve import build_server
+from weakincentives.mcp._servers import HttpServer, StdioServer
+from weakincentives.mcp._servers import parse_server as parse_server
 from weakincentives.mcp._toolbox import MCPToolbox
-from weakincentives.mcp._transports import bind_http, serve_http, serve_stdio
+from weakincentives.mcp._transports import bind_http as bind_http
+from weakincentives.mcp._transports import serve_http, serve_stdio
 
 __all__ = [
-    "DEFAULT_CALL_TIMEOUT",
-    "DEFAULT_CONNECT_TIMEOUT",
-    "DISCOVERY_TOOL_NAMES",
     "HttpServer",
-    "ImportProblem",
-    "MCPConnection",
     "MCPConnectionError",
     "MCPError",
-    "MCPExecutor",
     "MCPNotice",
-    "MCPOperation",
-    "MCPProtocolError",
-    "MCPTimeoutError",
-    "MCPToolHandle",
     "MCPToolbox",
-    "ServerSpec",
     "StdioServer",
-    "bind_http",
     "build_server",
-    "parse_server",
     "serve_http",
     "serve_stdio",
 ]
 
-publish("weakincentives.mcp", globals(), __all__)
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+_INTERNAL = (
+    "MCPProtocolError",
+    "MCPTimeoutError",
+    "bind_http",
+    "parse_server",
+)
+
+publish("weakincentives.mcp", globals(), (*__all__, *_INTERNAL))

@@ -13,35 +13,36 @@ from weakincentives._exports import publish
 from weakincentives.store._postgres import PostgresStore
 from weakincentives.store._protocol import Store
 from weakincentives.store._records import (
-    FORMAT_VERSION,
     Approval,
-    ApprovalDecision,
     Checkpoint,
-    EvaluationStatus,
-    EvaluationSummary,
     NewEvent,
-    SessionSummary,
-    Step,
     StoredEvent,
+)
+from weakincentives.store._records import (
+    EvaluationStatus as EvaluationStatus,
+)
+from weakincentives.store._records import (
+    Step as Step,
 )
 from weakincentives.store._sqlite import SQLiteStore
 from weakincentives.store._sync import SyncStore
 
 __all__ = [
-    "FORMAT_VERSION",
     "Approval",
-    "ApprovalDecision",
     "Checkpoint",
-    "EvaluationStatus",
-    "EvaluationSummary",
     "NewEvent",
     "PostgresStore",
     "SQLiteStore",
-    "SessionSummary",
-    "Step",
     "Store",
     "StoredEvent",
     "SyncStore",
 ]
 
-publish("weakincentives.store", globals(), __all__)
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+_INTERNAL = (
+    "EvaluationStatus",
+    "Step",
+)
+
+publish("weakincentives.store", globals(), (*__all__, *_INTERNAL))

@@ -7,55 +7,67 @@ adapters translate them to and from their wire formats with per-kind codecs.
 from __future__ import annotations
 
 from weakincentives._exports import publish
-from weakincentives.prompt import HostedTool, HostedToolConfig, HostedToolOutput
-from weakincentives.tools._validation import ConfigProblem, raise_config_problems
-from weakincentives.tools.code_interpreter import (
-    CODE_INTERPRETER_KIND,
-    CodeExecution,
+from weakincentives.tools._code_interpreter import (
+    CODE_INTERPRETER_KIND as CODE_INTERPRETER_KIND,
+)
+from weakincentives.tools._code_interpreter import (
+    CodeExecution as CodeExecution,
+)
+from weakincentives.tools._code_interpreter import (
     CodeInterpreterConfig,
     CodeInterpreterResult,
-    CodeInterpreterStatus,
-    ContainerFile,
     code_interpreter_tool,
 )
-from weakincentives.tools.web_search import (
-    WEB_SEARCH_KIND,
-    Citation,
+from weakincentives.tools._code_interpreter import (
+    ContainerFile as ContainerFile,
+)
+from weakincentives.tools._validation import (
+    ConfigProblem as ConfigProblem,
+)
+from weakincentives.tools._validation import (
+    raise_config_problems as raise_config_problems,
+)
+from weakincentives.tools._web_search import (
+    WEB_SEARCH_KIND as WEB_SEARCH_KIND,
+)
+from weakincentives.tools._web_search import (
+    Citation as Citation,
+)
+from weakincentives.tools._web_search import (
     DomainFilter,
     GeoHint,
-    SearchContextSize,
-    WebSearchCall,
     WebSearchConfig,
     WebSearchResult,
-    WebSearchSection,
-    WebSearchStatus,
     web_search_tool,
 )
+from weakincentives.tools._web_search import (
+    WebSearchCall as WebSearchCall,
+)
+from weakincentives.tools._web_search_section import WebSearchSection
 
 __all__ = [
+    "CodeInterpreterConfig",
+    "CodeInterpreterResult",
+    "DomainFilter",
+    "GeoHint",
+    "WebSearchConfig",
+    "WebSearchResult",
+    "WebSearchSection",
+    "code_interpreter_tool",
+    "web_search_tool",
+]
+
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+_INTERNAL = (
     "CODE_INTERPRETER_KIND",
     "WEB_SEARCH_KIND",
     "Citation",
     "CodeExecution",
-    "CodeInterpreterConfig",
-    "CodeInterpreterResult",
-    "CodeInterpreterStatus",
     "ConfigProblem",
     "ContainerFile",
-    "DomainFilter",
-    "GeoHint",
-    "HostedTool",
-    "HostedToolConfig",
-    "HostedToolOutput",
-    "SearchContextSize",
     "WebSearchCall",
-    "WebSearchConfig",
-    "WebSearchResult",
-    "WebSearchSection",
-    "WebSearchStatus",
-    "code_interpreter_tool",
     "raise_config_problems",
-    "web_search_tool",
-]
+)
 
-publish("weakincentives.tools", globals(), __all__)
+publish("weakincentives.tools", globals(), (*__all__, *_INTERNAL))

@@ -25,29 +25,25 @@ from weakincentives.adapters import (
     HostedOutputParseError,
 )
 from weakincentives.adapters._hosted import parse_hosted_outputs, serialize_hosted_tools
-from weakincentives.adapters.anthropic import (
-    AnthropicCodeExecutionCodec,
-    AnthropicWebSearchCodec,
-    default_anthropic_codecs,
-)
+from weakincentives.adapters.anthropic import default_anthropic_codecs
 from weakincentives.adapters.anthropic._blocks import container_id
+from weakincentives.adapters.anthropic._codec_code_execution import AnthropicCodeExecutionCodec
+from weakincentives.adapters.anthropic._codec_web_search import AnthropicWebSearchCodec
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools.code_interpreter import (
+from weakincentives.tools import (
+    Citation,
     CodeExecution,
     CodeInterpreterConfig,
     CodeInterpreterResult,
     ContainerFile,
-    code_interpreter_tool,
-)
-from weakincentives.tools.web_search import (
-    Citation,
     DomainFilter,
     GeoHint,
     WebSearchCall,
     WebSearchConfig,
     WebSearchResult,
+    code_interpreter_tool,
     web_search_tool,
 )
 

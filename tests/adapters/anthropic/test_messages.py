@@ -39,8 +39,7 @@ from weakincentives.errors import (
 from weakincentives.prompt import MarkdownSection, Prompt
 from weakincentives.runtime import TokenUsage
 from weakincentives.serde import JSONValue
-from weakincentives.tools.code_interpreter import CodeInterpreterConfig, code_interpreter_tool
-from weakincentives.tools.web_search import web_search_tool
+from weakincentives.tools import CodeInterpreterConfig, code_interpreter_tool, web_search_tool
 
 anthropic = pytest.importorskip("anthropic")
 

@@ -38,7 +38,7 @@ from weakincentives.runtime import (
     ToolInvoked,
 )
 from weakincentives.serde import JSONValue
-from weakincentives.tools.web_search import WebSearchResult, web_search_tool
+from weakincentives.tools import WebSearchResult, web_search_tool
 
 anthropic = pytest.importorskip("anthropic")
 

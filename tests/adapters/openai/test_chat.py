@@ -33,7 +33,7 @@ from weakincentives.errors import (
 from weakincentives.prompt import MarkdownSection, Prompt
 from weakincentives.runtime import TokenUsage
 from weakincentives.serde import JSONValue
-from weakincentives.tools.web_search import web_search_tool
+from weakincentives.tools import web_search_tool
 
 openai = pytest.importorskip("openai")
 

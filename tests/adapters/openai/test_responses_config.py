@@ -15,12 +15,8 @@ from tests.adapters.conftest import (
 )
 from tests.adapters.openai.test_responses import FINAL_TEXT, TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sdk_errors import _jsonable
-from weakincentives.adapters.openai import (
-    OpenAIAdapter,
-    OpenAICodeInterpreterCodec,
-    OpenAIResponses,
-    OpenAIWebSearchCodec,
-)
+from weakincentives.adapters.openai import OpenAIAdapter, OpenAIResponses
+from weakincentives.adapters.openai._codecs import OpenAICodeInterpreterCodec, OpenAIWebSearchCodec
 from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 

@@ -26,11 +26,13 @@ from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import EmptyParams, HostedTool, MarkdownSection, Prompt
 from weakincentives.runtime import InProcessEventBus, PromptRendered, Session
 from weakincentives.serde import JSONValue
-from weakincentives.tools import Citation, WebSearchCall, WebSearchResult
-from weakincentives.tools.web_search import (
+from weakincentives.tools import (
+    Citation,
     DomainFilter,
     GeoHint,
+    WebSearchCall,
     WebSearchConfig,
+    WebSearchResult,
     WebSearchSection,
     web_search_tool,
 )

@@ -29,13 +29,14 @@ from weakincentives.adapters.anthropic._blocks import container_id, message_bloc
 from weakincentives.adapters.openai._codec_reader import ItemReader
 from weakincentives.prompt import HostedTool, HostedToolConfig
 from weakincentives.serde import JSONValue
-from weakincentives.tools import ConfigProblem, raise_config_problems
-from weakincentives.tools.code_interpreter import (
+from weakincentives.tools import (
     CODE_INTERPRETER_KIND,
     CodeExecution,
     CodeInterpreterConfig,
     CodeInterpreterResult,
+    ConfigProblem,
     ContainerFile,
+    raise_config_problems,
 )
 
 __all__ = ["AnthropicCodeExecutionCodec", "CodeExecutionToolType", "code_execution_request"]

@@ -24,13 +24,14 @@ from weakincentives.adapters.anthropic._blocks import Block, message_blocks
 from weakincentives.adapters.openai._codec_reader import ItemReader
 from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools import ConfigProblem, raise_config_problems
-from weakincentives.tools.web_search import (
+from weakincentives.tools import (
     WEB_SEARCH_KIND,
     Citation,
+    ConfigProblem,
     WebSearchCall,
     WebSearchConfig,
     WebSearchResult,
+    raise_config_problems,
 )
 
 __all__ = ["AnthropicWebSearchCodec", "WebSearchToolType"]

@@ -48,7 +48,7 @@ from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.prompt import DeferredTools, Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
-from weakincentives.tools.web_search import WEB_SEARCH_KIND
+from weakincentives.tools import WEB_SEARCH_KIND
 
 __all__ = [
     "ANTHROPIC_FORMAT",

@@ -10,40 +10,20 @@ from __future__ import annotations
 
 from weakincentives._exports import publish
 from weakincentives.adapters.openai._chat import ChatCompletions, ChatCompletionsAdapter
-from weakincentives.adapters.openai._chat_wire import (
-    ChatWireOptions,
-    ResponseFormatMode,
-    TokenCapField,
-    build_chat_body,
-    chat_function_tool,
-    parse_chat_body,
-)
-from weakincentives.adapters.openai._codecs import (
-    OpenAICodeInterpreterCodec,
-    OpenAIWebSearchCodec,
-    default_openai_codecs,
-    openai_includes,
-)
+from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.adapters.openai._responses import OpenAIAdapter, OpenAIResponses
-from weakincentives.adapters.openai._wire import build_request_body, function_tool
+from weakincentives.adapters.openai._wire import function_tool as function_tool
 
 __all__ = [
     "ChatCompletions",
     "ChatCompletionsAdapter",
-    "ChatWireOptions",
     "OpenAIAdapter",
-    "OpenAICodeInterpreterCodec",
     "OpenAIResponses",
-    "OpenAIWebSearchCodec",
-    "ResponseFormatMode",
-    "TokenCapField",
-    "build_chat_body",
-    "build_request_body",
-    "chat_function_tool",
     "default_openai_codecs",
-    "function_tool",
-    "openai_includes",
-    "parse_chat_body",
 ]
 
-publish("weakincentives.adapters.openai", globals(), __all__)
+# Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
+# stored under this package's name, or raised from it. Not public, not in __all__.
+_INTERNAL = ("function_tool",)
+
+publish("weakincentives.adapters.openai", globals(), (*__all__, *_INTERNAL))

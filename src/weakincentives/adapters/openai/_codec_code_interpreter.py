@@ -20,13 +20,14 @@ from weakincentives.adapters.openai._codec_reader import (
 )
 from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools import ConfigProblem, raise_config_problems
-from weakincentives.tools.code_interpreter import (
+from weakincentives.tools import (
     CODE_INTERPRETER_KIND,
     CodeExecution,
     CodeInterpreterConfig,
     CodeInterpreterResult,
+    ConfigProblem,
     ContainerFile,
+    raise_config_problems,
 )
 
 __all__ = ["CODE_INTERPRETER_OUTPUTS_INCLUDE", "MAX_FILE_IDS", "OpenAICodeInterpreterCodec"]

@@ -17,13 +17,14 @@ from weakincentives.adapters.openai._codec_reader import (
 )
 from weakincentives.prompt import HostedTool
 from weakincentives.serde import JSONValue
-from weakincentives.tools import ConfigProblem, raise_config_problems
-from weakincentives.tools.web_search import (
+from weakincentives.tools import (
     WEB_SEARCH_KIND,
     Citation,
+    ConfigProblem,
     WebSearchCall,
     WebSearchConfig,
     WebSearchResult,
+    raise_config_problems,
 )
 
 __all__ = ["WEB_SEARCH_SOURCES_INCLUDE", "OpenAIWebSearchCodec"]

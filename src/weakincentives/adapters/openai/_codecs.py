@@ -19,8 +19,7 @@ from weakincentives.adapters.openai._codec_web_search import (
     OpenAIWebSearchCodec,
 )
 from weakincentives.prompt import HostedTool, HostedToolConfig
-from weakincentives.tools.code_interpreter import CODE_INTERPRETER_KIND
-from weakincentives.tools.web_search import WEB_SEARCH_KIND
+from weakincentives.tools import CODE_INTERPRETER_KIND, WEB_SEARCH_KIND
 
 __all__ = [
     "OpenAICodeInterpreterCodec",
