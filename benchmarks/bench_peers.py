@@ -33,6 +33,7 @@ then ``.venv/bin/python benchmarks/bench_peers.py``.
 
 import asyncio
 import gc
+import importlib.util
 import json
 import os
 import socket
@@ -47,6 +48,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 sys.path.insert(0, str(Path(__file__).parent))
+if not all(importlib.util.find_spec(peer) for peer in ("agents", "pydantic_ai")):
+    print("skipped: needs the bench-peers extra (pip install -e '.[bench,bench-peers]')")
+    raise SystemExit(0)
 
 import agents
 import pydantic
