@@ -17,6 +17,11 @@ class Tick:
 
 
 @dataclass(frozen=True)
+class Burst:
+    n: int
+
+
+@dataclass(frozen=True)
 class Total:
     value: int
 
@@ -74,6 +79,32 @@ class TestRetention:
         session.apply(Tick(2))
         session.apply(Tick(3))
         assert session.select(Tick) == (Tick(2), Tick(3))
+
+    def test_slices_past_64_values_keep_the_cap_and_the_order(self) -> None:
+        """A slice held as a list while small keeps its cap once it grows past 64 values."""
+        session = Session(retention=Retention(default=100))
+        for n in range(150):
+            session.apply(Tick(n))
+        assert session.select(Tick) == tuple(Tick(n) for n in range(50, 150))
+        snapshot = session.snapshot()
+        session.apply(Tick(150))
+        session.rollback(snapshot)
+        session.apply(Tick(151))
+        assert session.select(Tick) == (*(Tick(n) for n in range(51, 150)), Tick(151))
+
+    def test_a_large_reduced_slice_keeps_the_cap_as_it_grows(self) -> None:
+        """A reducer's result of 70 values keeps the newest 100 as values are appended."""
+        session = Session(retention=Retention(default=100))
+        session.register_reducer(
+            Burst,
+            lambda values, event: tuple(Total(value=n) for n in range(event.n)),
+            slice_type=Total,
+        )
+        session.apply(Burst(70))
+        assert session.select(Total) == tuple(Total(value=n) for n in range(70))
+        for n in range(70, 140):
+            session.apply(Total(value=n))
+        assert session.select(Total) == tuple(Total(value=n) for n in range(40, 140))
 
     def test_unbounded_keeps_everything(self) -> None:
         """Retention.unbounded() records every value, deltas included."""

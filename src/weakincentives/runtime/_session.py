@@ -86,9 +86,12 @@ class Session:
         self._session_id = uuid.uuid4() if session_id is None else session_id
         self._tags: Mapping[str, str] = MappingProxyType(dict(tags or {}))
         # Slices grow by appending in place, so recording N events costs O(N) rather
-        # than O(N^2); ``_views`` caches the tuple each slice is read as.
+        # than O(N^2); ``_views`` caches the tuple each slice is read as. A slice starts
+        # as a list (an empty deque costs about 760 bytes, paid per slice per session)
+        # and becomes a bounded deque once it holds ``_SMALL_SLICE`` values or passes
+        # its retention limit.
         self._retention = Retention() if retention is None else retention
-        self._slices: dict[type[object], deque[object]] = {}
+        self._slices: dict[type[object], list[object] | deque[object]] = {}
         self._views: dict[type[object], tuple[object, ...]] = {}
         self._reducers: dict[type[object], tuple[_Registration, ...]] = {}
         self._reducing = False
@@ -207,7 +210,7 @@ class Session:
                 kept = self._kept(slice_type, reduced)
                 if kept:
                     limit = self._retention.limit_for(slice_type)
-                    self._slices[slice_type] = deque(kept, maxlen=limit)
+                    self._slices[slice_type] = _stored(kept, limit)
                     self._views[slice_type] = kept
                 else:
                     self._slices.pop(slice_type, None)
@@ -253,7 +256,7 @@ class Session:
         with self._lock:
             self._refuse_while_reducing("rollback")
             self._slices = {
-                key: deque(values, maxlen=self._retention.limit_for(key))
+                key: _stored(values, self._retention.limit_for(key))
                 for key, values in snapshot.slices.items()
             }
             self._views = {}
@@ -301,12 +304,14 @@ class Session:
     def _append(self, slice_type: type[object], value: object) -> None:
         """Add ``value`` to the slice, within its retention limit (caller holds the lock)."""
         values = self._slices.get(slice_type)
+        limit = self._retention.limit_for(slice_type)
         if values is None:
-            limit = self._retention.limit_for(slice_type)
             if limit == 0:
                 return
-            values = self._slices[slice_type] = deque(maxlen=limit)
+            values = self._slices[slice_type] = []
         values.append(value)
+        if isinstance(values, list) and not _fits_list(len(values), limit):
+            self._slices[slice_type] = deque(values, maxlen=limit)
         if self._views:
             self._views.pop(slice_type, None)
 
@@ -318,6 +323,22 @@ class Session:
                 f"{operation} was called on session {self._session_id} while a reducer "
                 "was running; reducers must be pure and return the new slice instead"
             )
+
+
+_SMALL_SLICE = 64
+"""Values a slice holds as a list before it becomes a bounded deque."""
+
+
+def _fits_list(size: int, limit: int | None) -> bool:
+    """Whether a slice of ``size`` values stays a list: small, and within its limit."""
+    return size < _SMALL_SLICE and (limit is None or size <= limit)
+
+
+def _stored(values: tuple[object, ...], limit: int | None) -> list[object] | deque[object]:
+    """``values`` as a slice's storage: a list while small, else a deque bounded by ``limit``."""
+    if _fits_list(len(values), limit):
+        return list(values)
+    return deque(values, maxlen=limit)
 
 
 def _name(reducer: Callable[..., object]) -> str:
