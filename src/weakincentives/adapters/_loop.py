@@ -52,7 +52,7 @@ from weakincentives.adapters._turns import (
     PromptMessage,
     TurnRequest,
 )
-from weakincentives.errors import ParseError, PromptError, PromptEvaluationError
+from weakincentives.errors import ParseError, PromptError, PromptEvaluationError, ProviderError
 from weakincentives.prompt import (
     EvaluatingAdapter,
     ExecutionScope,
@@ -69,6 +69,7 @@ from weakincentives.runtime import (
     PromptExecuted,
     PromptFailed,
     PromptRendered,
+    RequestRetried,
     TextDelta,
     TokenUsage,
     ToolCall,
@@ -343,6 +344,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 deadline=self._deadline,
                 settings=self._settings,
                 on_text=on_text,
+                on_retry=self._retried,
             )
             return _sent(reply=reply, deltas=())
 
@@ -362,10 +364,27 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 deadline=self._deadline,
                 settings=self._settings,
                 on_text=sink,
+                on_retry=self._retried,
             )
             return Sent(reply=reply, deltas=tuple(streamed))
 
         return await self._steps.send(f"round:{self._rounds}/send", wire, run)
+
+    def _retried(self, attempt: int, delay: float, failure: ProviderError) -> None:
+        """An attempt of this round failed and is tried again: tell the observers."""
+        publish(
+            self._bus,
+            RequestRetried(
+                evaluation_id=self._id,
+                prompt_name=self._prompt.name,
+                round=self._rounds,
+                attempt=attempt,
+                delay=delay,
+                cause=failure.reason,
+                status_code=failure.status_code,
+                error_type=type(failure).__name__,
+            ),
+        )
 
     def _delta(self, index: int, text: str) -> TextDelta:
         return TextDelta(
