@@ -43,6 +43,7 @@ from weakincentives.adapters._structured import (
     output_schema,
     parse_structured_output,
 )
+from weakincentives.adapters._telemetry import EvaluationSpans
 from weakincentives.adapters._tool_round import CallLedger, RoundResult, run_tool_round
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -169,20 +170,29 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             executor=executor,
         )
         self._ledger = CallLedger(limit=settings.max_identical_calls)
+        self._spans = EvaluationSpans(
+            provider,
+            prompt_name=prompt.name,
+            prompt_ns=prompt.ns,
+            prompt_key=prompt.key,
+            evaluation_id=self._id,
+            session_id=self._session.session_id,
+        )
 
     async def run(self) -> PromptResponse[OutputT]:
         """Evaluate; publish ``PromptFailed`` and re-raise when anything goes wrong."""
-        try:
-            return await self._run()
-        except PromptEvaluationError as exc:
-            await self._failed(exc.phase, exc)
-            raise
-        except asyncio.CancelledError as exc:
-            await self._failed("cancelled", exc)
-            raise
-        except Exception as exc:
-            await self._failed("internal", exc)
-            raise
+        with self._spans.running():
+            try:
+                return await self._run()
+            except PromptEvaluationError as exc:
+                await self._failed(exc.phase, exc)
+                raise
+            except asyncio.CancelledError as exc:
+                await self._failed("cancelled", exc)
+                raise
+            except Exception as exc:
+                await self._failed("internal", exc)
+                raise
 
     async def _run(self) -> PromptResponse[OutputT]:
         if self._params:
@@ -311,15 +321,17 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             publish(self._bus, self._delta(deltas, text))
             deltas += 1
 
-        wire = self._provider.build_request(request)
-        sent = await self._send(wire, on_text)
-        if deltas == 0 and sent.deltas:
-            # A replayed send: its deltas were published when it ran; rebuild the text.
-            for text in sent.deltas:
-                self._accumulator.add(text)
-            deltas = len(sent.deltas)
-        reply = sent.reply
-        turn = self._provider.read_turn(reply, wire, request)
+        with self._spans.request(self._rounds, settings.max_output_tokens):
+            wire = self._provider.build_request(request)
+            sent = await self._send(wire, on_text)
+            if deltas == 0 and sent.deltas:
+                # A replayed send: its deltas were published when it ran; rebuild the text.
+                for text in sent.deltas:
+                    self._accumulator.add(text)
+                deltas = len(sent.deltas)
+            reply = sent.reply
+            turn = self._provider.read_turn(reply, wire, request)
+            self._spans.replied(turn, reply)
         if deltas == 0:
             # A reply that did not stream is the one-delta case of a streamed one.
             on_text(turn.text)
@@ -372,6 +384,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
 
     def _retried(self, attempt: int, delay: float, failure: ProviderError) -> None:
         """An attempt of this round failed and is tried again: tell the observers."""
+        self._spans.retried(attempt, delay, failure)
         publish(
             self._bus,
             RequestRetried(
@@ -497,6 +510,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             prompt_name=self._prompt.name,
         )
         text = "" if halt is not None else (turn.text or turn.refusal or "")
+        self._spans.finished(
+            usage=self._usage, rounds=self._rounds, tool_calls=len(self._executions)
+        )
         publish(
             self._bus,
             PromptExecuted(
@@ -578,6 +594,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             model=self._provider.model,
         )
         publish(self._bus, failure)
+        self._spans.failed(phase, error, usage=self._usage, rounds=self._rounds)
         await self._steps.checkpoint(Progress(round=self._rounds, status="failed", failure=failure))
 
     def _still_asking(self, requested: tuple[SectionPath, ...]) -> PromptEvaluationError:

@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from weakincentives import _tracing
 from weakincentives._bounded import clip, exception_text, listing, quote
 from weakincentives._direct import direct_constructor
 from weakincentives.errors import ParseError, ToolValidationError
@@ -41,6 +42,9 @@ from weakincentives.prompt import (
 from weakincentives.runtime._arguments import decode_arguments, fresh_copy
 from weakincentives.runtime._events import ToolInvoked
 from weakincentives.serde import JSONValue, parse, shares_input
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 __all__ = [
     "PreparedCall",
@@ -114,11 +118,24 @@ class PreparedCall:
     frozen record of its own.
     """
 
-    __slots__ = ("arguments", "context", "exception", "params", "result", "started", "tool")
+    __slots__ = (
+        "arguments",
+        "context",
+        "exception",
+        "params",
+        "result",
+        "span",
+        "started",
+        "tool",
+    )
 
-    def __init__(self, started: datetime, tool: Tool[Any, Any] | None) -> None:
+    def __init__(
+        self, started: datetime, tool: Tool[Any, Any] | None, span: Span | None = None
+    ) -> None:
         self.started = started
         self.tool = tool
+        self.span = span
+        """The call's ``execute_tool`` span (None when tracing is off)."""
         self.arguments: JSONValue = None
         """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
         self.params: object = None
@@ -154,7 +171,7 @@ def prepare(
         tool = tools.get(call.name)
     else:
         tool = next((candidate for candidate in tools if candidate.name == call.name), None)
-    state = PreparedCall(started, tool)
+    state = PreparedCall(started, tool, _call_span(call, tool, scope))
     arguments, problem = decode_arguments(call.arguments)
     state.arguments = arguments
     if tool is None:
@@ -206,6 +223,7 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
     """Run the prepared call's handler from the loop: awaited, inline, or on ``scope.executor``."""
     tool = cast("Tool[Any, Any]", state.tool)
     call = _handler_call(state)
+    token = _tracing.enter(state.span)  # what the handler does is part of the call's span
     try:
         if tool.is_async or not tool.run_in_thread:
             produced = call()
@@ -229,6 +247,8 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
         return
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Interrupted(exc) from None
+    finally:
+        _tracing.leave(token)
     _returned(state, produced)
 
 
@@ -239,9 +259,13 @@ def run_here(state: PreparedCall, loop: asyncio.AbstractEventLoop) -> _Interrupt
     handler's own. An awaitable the handler returns is awaited on ``loop``.
     Returns the interrupt to carry to the loop, if the handler raised one.
     """
-    outcome = _settled(_handler_call(state))
-    if not isinstance(outcome, _Signal | ToolResult) and inspect.isawaitable(outcome):
-        outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
+    token = _tracing.enter(state.span)
+    try:
+        outcome = _settled(_handler_call(state))
+        if not isinstance(outcome, _Signal | ToolResult) and inspect.isawaitable(outcome):
+            outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
+    finally:
+        _tracing.leave(token)
     if not isinstance(outcome, _Signal):
         _returned(state, outcome)
         return None
@@ -316,6 +340,8 @@ def finish(call: ToolCall, state: PreparedCall, scope: ExecutionScope) -> ToolEx
     """Freeze ``state`` into the execution and its (unpublished) ``ToolInvoked`` event."""
     rendered_output = _render_output(call.name, state)
     result = cast("ToolResult[Any]", state.result)
+    if state.span is not None:
+        _end_call_span(state.span, result, state.exception)
     event = _make_event(
         evaluation_id=scope.evaluation_id,
         prompt_name=scope.prompt.name,
@@ -372,6 +398,31 @@ def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
 
 
 _NO_TELEMETRY: Mapping[str, JSONValue] = MappingProxyType({})
+
+
+def _call_span(call: ToolCall, tool: Tool[Any, Any] | None, scope: ExecutionScope) -> Span | None:
+    """The call's ``execute_tool`` span (GenAI conventions), or None when tracing is off."""
+    if not _tracing.active():
+        return None
+    return _tracing.start_span(
+        f"execute_tool {call.name}",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.description": None if tool is None else clip(tool.description, 1_000),
+            "weakincentives.evaluation.id": scope.evaluation_id or None,
+        },
+    )
+
+
+def _end_call_span(span: Span, result: ToolResult[Any], exception: BaseException | None) -> None:
+    """A failed call marks its span (the exception's class, else ``tool_error``); then end it."""
+    if not result.success:
+        kind = "tool_error" if exception is None else type(exception).__name__
+        _tracing.fail_span(span, kind, clip(result.message, _MESSAGE_LIMIT))
+    _tracing.end_span(span)
 
 
 def _failure(message: str) -> ToolResult[Any]:
