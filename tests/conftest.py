@@ -97,16 +97,20 @@ class RecordedSpans:
         return found
 
 
+_EXPORTER = InMemorySpanExporter()
+_PROVIDER = TracerProvider()
+_PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+
+
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> RecordedSpans:
     """An OpenTelemetry SDK tracer provider, global for this test, exporting to memory.
 
     The API's global provider can be set once per process, so the test swaps the
     module's global and the monkeypatch restores it afterwards: other tests keep the
-    proxy provider, under which the library starts no span.
+    proxy provider, under which the library starts no span. One provider serves every
+    test of the process, because libraries (the MCP SDK) keep the tracer they got first.
     """
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
-    return RecordedSpans(exporter)
+    _EXPORTER.clear()
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", _PROVIDER)
+    return RecordedSpans(_EXPORTER)

@@ -20,9 +20,9 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanContext, StatusCode
 
+import weakincentives._tracing as tracing
 from tests.adapters.conftest import OpenAILoopback, Reply, api_error, ok, response_body
 from tests.conftest import RecordedSpans
-from weakincentives import _tracing
 from weakincentives.adapters import (
     Adapter,
     LoopSettings,
@@ -312,11 +312,11 @@ def _refuse(request: object) -> ScriptedTurn:
 class TestTracingOff:
     def test_without_an_sdk_provider_no_span_is_started(self) -> None:
         """The API's proxy provider means tracing is off: start_span returns None."""
-        assert _tracing.available() is True
-        assert _tracing.active() is False
-        assert _tracing.start_span("x") is None
-        assert _tracing.inject() == {}
-        assert _tracing.extract({"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}) is None
+        assert tracing.available() is True
+        assert tracing.active() is False
+        assert tracing.start_span("x") is None
+        assert tracing.inject() == {}
+        assert tracing.extract({"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}) is None
         response = OfflineAdapter([calls(("sync_lookup", "a")), ScriptedTurn(text="ok")]).evaluate(
             prompt_with(Tool.wrap(sync_lookup))
         )

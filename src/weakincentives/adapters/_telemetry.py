@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from weakincentives import _tracing
+import weakincentives._tracing as tracing
 from weakincentives.errors import PromptEvaluationError, ProviderError
 from weakincentives.runtime import TokenUsage
 
@@ -62,7 +62,7 @@ class EvaluationSpans:
         self._model = provider.model
         self._server = _server_of(provider)
         self._request: Span | None = None
-        self._span = _tracing.start_span(
+        self._span = tracing.start_span(
             f"invoke_agent {prompt_name}",
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
@@ -80,24 +80,24 @@ class EvaluationSpans:
     def running(self) -> Iterator[None]:
         """Make the evaluation span current while the loop runs; end it afterwards."""
         try:
-            with _tracing.current(self._span):
+            with tracing.current(self._span):
                 yield
         finally:
-            _tracing.end_span(self._span)
+            tracing.end_span(self._span)
 
     def finished(self, *, usage: TokenUsage, rounds: int, tool_calls: int) -> None:
         """The evaluation answered (or halted): its totals."""
-        _tracing.set_attributes(self._span, _totals(usage, rounds, tool_calls))
+        tracing.set_attributes(self._span, _totals(usage, rounds, tool_calls))
 
     def failed(self, phase: str, error: BaseException, *, usage: TokenUsage, rounds: int) -> None:
         """The evaluation raised: ``error.type``, the phase and the message."""
         if self._span is None:
             return
-        _tracing.set_attributes(
+        tracing.set_attributes(
             self._span, {**_totals(usage, rounds, None), "weakincentives.error.phase": phase}
         )
         reason = error.reason if isinstance(error, PromptEvaluationError) else str(error)
-        _tracing.fail_span(self._span, error_type(error), reason or type(error).__name__)
+        tracing.fail_span(self._span, error_type(error), reason or type(error).__name__)
 
     @contextlib.contextmanager
     def request(self, round_number: int, max_tokens: int | None) -> Iterator[None]:
@@ -105,7 +105,7 @@ class EvaluationSpans:
 
         An exception leaving the block fails the span with its ``error.type``.
         """
-        span = _tracing.start_span(
+        span = tracing.start_span(
             f"chat {self._model}" if self._model else "chat",
             kind="client",
             attributes={
@@ -120,21 +120,21 @@ class EvaluationSpans:
         )
         self._request = span
         try:
-            with _tracing.current(span):
+            with tracing.current(span):
                 yield
         except BaseException as error:
             reason = error.reason if isinstance(error, PromptEvaluationError) else str(error)
-            _tracing.fail_span(span, error_type(error), reason or type(error).__name__)
+            tracing.fail_span(span, error_type(error), reason or type(error).__name__)
             raise
         finally:
             self._request = None
-            _tracing.end_span(span)
+            tracing.end_span(span)
 
     def replied(self, turn: ModelTurn, reply: object) -> None:
         """The round's reply was read: response id and model, and its token usage."""
         model = reply.get("model") if isinstance(reply, Mapping) else None
         usage = turn.usage
-        _tracing.set_attributes(
+        tracing.set_attributes(
             self._request,
             {
                 "gen_ai.response.id": turn.response_id,
@@ -147,11 +147,11 @@ class EvaluationSpans:
             },
         )
         if isinstance(model, str):
-            _tracing.set_attributes(self._span, {"gen_ai.response.model": model})
+            tracing.set_attributes(self._span, {"gen_ai.response.model": model})
 
     def retried(self, attempt: int, delay: float, failure: ProviderError) -> None:
         """An attempt of the current request failed and is sent again: a ``retry`` event."""
-        _tracing.add_event(
+        tracing.add_event(
             self._request,
             "retry",
             {

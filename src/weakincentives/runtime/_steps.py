@@ -28,7 +28,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
-from weakincentives import _tracing
+import weakincentives._tracing as tracing
 from weakincentives._bounded import clip, exception_text, listing, quote
 from weakincentives._direct import direct_constructor
 from weakincentives.errors import ParseError, ToolValidationError
@@ -223,7 +223,7 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
     """Run the prepared call's handler from the loop: awaited, inline, or on ``scope.executor``."""
     tool = cast("Tool[Any, Any]", state.tool)
     call = _handler_call(state)
-    token = _tracing.enter(state.span)  # what the handler does is part of the call's span
+    token = tracing.enter(state.span)  # what the handler does is part of the call's span
     try:
         if tool.is_async or not tool.run_in_thread:
             produced = call()
@@ -248,7 +248,7 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Interrupted(exc) from None
     finally:
-        _tracing.leave(token)
+        tracing.leave(token)
     _returned(state, produced)
 
 
@@ -259,13 +259,13 @@ def run_here(state: PreparedCall, loop: asyncio.AbstractEventLoop) -> _Interrupt
     handler's own. An awaitable the handler returns is awaited on ``loop``.
     Returns the interrupt to carry to the loop, if the handler raised one.
     """
-    token = _tracing.enter(state.span)
+    token = tracing.enter(state.span)
     try:
         outcome = _settled(_handler_call(state))
         if not isinstance(outcome, _Signal | ToolResult) and inspect.isawaitable(outcome):
             outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
     finally:
-        _tracing.leave(token)
+        tracing.leave(token)
     if not isinstance(outcome, _Signal):
         _returned(state, outcome)
         return None
@@ -402,9 +402,9 @@ _NO_TELEMETRY: Mapping[str, JSONValue] = MappingProxyType({})
 
 def _call_span(call: ToolCall, tool: Tool[Any, Any] | None, scope: ExecutionScope) -> Span | None:
     """The call's ``execute_tool`` span (GenAI conventions), or None when tracing is off."""
-    if not _tracing.active():
+    if not tracing.active():
         return None
-    return _tracing.start_span(
+    return tracing.start_span(
         f"execute_tool {call.name}",
         attributes={
             "gen_ai.operation.name": "execute_tool",
@@ -421,8 +421,8 @@ def _end_call_span(span: Span, result: ToolResult[Any], exception: BaseException
     """A failed call marks its span (the exception's class, else ``tool_error``); then end it."""
     if not result.success:
         kind = "tool_error" if exception is None else type(exception).__name__
-        _tracing.fail_span(span, kind, clip(result.message, _MESSAGE_LIMIT))
-    _tracing.end_span(span)
+        tracing.fail_span(span, kind, clip(result.message, _MESSAGE_LIMIT))
+    tracing.end_span(span)
 
 
 def _failure(message: str) -> ToolResult[Any]:
