@@ -23,8 +23,7 @@ from typing import Any, TextIO
 from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
-from weakincentives._cli._transcript import Transcript
-from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode
+from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode, Transcript
 from weakincentives.adapters.anthropic import AnthropicAdapter
 from weakincentives.adapters.openai import (
     ChatCompletionsAdapter,

@@ -34,6 +34,8 @@ from weakincentives.adapters._settings import (
     RetryPolicy,
 )
 from weakincentives.adapters._structured import OutputSchema
+from weakincentives.adapters._transcript import Transcript
+from weakincentives.adapters._transcript_sources import render_transcript
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -72,10 +74,12 @@ __all__ = [
     "ScriptedTurn",
     "TextSink",
     "ToolOutputMessage",
+    "Transcript",
     "TurnRequest",
     "evaluate_with_disclosure",
     "merge_overrides",
     "render_output_instructions",
+    "render_transcript",
 ]
 
 publish("weakincentives.adapters", globals(), __all__)
