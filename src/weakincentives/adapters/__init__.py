@@ -33,6 +33,7 @@ from weakincentives.adapters._settings import (
     LoopSettings,
     RetryPolicy,
 )
+from weakincentives.adapters._stream import EvaluationStream, PartialOutput
 from weakincentives.adapters._structured import OutputSchema
 from weakincentives.adapters._transcript import Transcript
 from weakincentives.adapters._transcript_sources import render_transcript
@@ -53,6 +54,7 @@ __all__ = [
     "ConversationItem",
     "Disclosure",
     "DisclosurePolicy",
+    "EvaluationStream",
     "FeedbackMessage",
     "Halt",
     "HostedOutputParseError",
@@ -63,6 +65,7 @@ __all__ = [
     "OfflineModel",
     "OutputInstructions",
     "OutputSchema",
+    "PartialOutput",
     "PromptMessage",
     "PromptResponse",
     "Provider",
