@@ -26,6 +26,7 @@ from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
     chosen_sections,
     merge_overrides,
+    record_reopened,
     remember,
     remembered,
     requested_sections,
@@ -230,6 +231,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                     raise self._still_asking(requested)
                 re_renders += 1
                 self._open(requested, key)
+                chosen = chosen_sections(requested, self._disclosure.policy)
+                record_reopened(self._executions, outcome.halt, chosen, re_renders)
                 earlier = resume_items(history, outcome.skipped, outcome.halt)
                 render = self._render()
                 kept = earlier if self._disclosure.continue_conversation else ()

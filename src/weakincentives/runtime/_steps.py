@@ -39,7 +39,7 @@ from weakincentives.prompt import (
     ToolInvocationContext,
     ToolResult,
 )
-from weakincentives.runtime._arguments import decode_arguments, fresh_copy
+from weakincentives.runtime._arguments import decode_arguments, field_problems, fresh_copy
 from weakincentives.runtime._events import ToolInvoked
 from weakincentives.serde import JSONValue, parse, shares_input
 
@@ -191,9 +191,7 @@ def prepare(
         state.params = parse(spec.params_type, arguments)
     except ParseError as exc:
         logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
-        state.fail(
-            f"Invalid arguments for tool {tool.name!r}: {clip(exc.message, _MESSAGE_LIMIT)}.", exc
-        )
+        state.fail(_invalid_arguments(tool.name, spec.params_type, arguments, exc), exc)
         return state
     invocation = _make_invocation(
         invocation_id=call.call_id,
@@ -208,6 +206,23 @@ def prepare(
     if shares_input(spec.params_type):
         state.arguments = fresh_copy(call.arguments, arguments)
     return state
+
+
+def _invalid_arguments(
+    name: str, params_type: type[Any], arguments: JSONValue, error: ParseError
+) -> str:
+    """What was wrong with the arguments: every field's problem when there are several."""
+    problems = field_problems(params_type, arguments)
+    if problems and not any(problem.endswith(f" at {error.path}") for problem in problems):
+        # A constraint of the field's metadata (a bound, a length) only parsing sees.
+        problems.insert(0, error.message)
+    if len(problems) < 2:
+        return f"Invalid arguments for tool {name!r}: {clip(error.message, _MESSAGE_LIMIT)}."
+    listed = "; ".join(problems)
+    return clip(
+        f"Invalid arguments for tool {name!r}: {len(problems)} problems: {listed}.",
+        _MESSAGE_LIMIT,
+    )
 
 
 def _handler_call(state: PreparedCall) -> Callable[[], object]:
