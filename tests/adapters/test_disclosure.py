@@ -306,7 +306,8 @@ class TestTelemetry:
             },
         }
         assert event.rendered_output == (
-            "Sections requested for expansion: context. They open when the prompt is rendered again."
+            "Sections requested for expansion: context. They open when the prompt is "
+            "rendered again."
         )
 
 

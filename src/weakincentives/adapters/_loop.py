@@ -256,8 +256,14 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         try:
             rendered = self._prompt.render(visibility_overrides=self._overrides)
         except PromptError as exc:
+            # The caller passed params to evaluate, not render: name the call they made.
+            message = exc.message.replace(
+                "pass an instance to render()",
+                "pass an instance to evaluate() after the prompt, as in "
+                "adapter.evaluate(prompt, Params(...)),",
+            )
             raise PromptEvaluationError(
-                exc.message, prompt_name=self._prompt.name, phase="render"
+                message, prompt_name=self._prompt.name, phase="render"
             ) from exc
         hosted = serialize_hosted_tools(
             rendered.hosted_tools,
