@@ -9,6 +9,7 @@ the temperature come from ``--temperature`` and ``--request-options`` (or
 ``WINK_REQUEST_OPTIONS``), as JSON. ``--record PATH`` writes every exchange with the
 model to a cassette file; ``--replay PATH`` answers from it instead of the model, with
 no network, so a run recorded against a real model replays offline, identically.
+``--trace PATH`` writes the run's OpenTelemetry spans to PATH, one JSON line per span.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, TextIO
 from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder
+from weakincentives._cli._demo_trace import spans_written_to
 from weakincentives.adapters import Adapter, OfflineAdapter, Recorded, RecordMode, Transcript
 from weakincentives.adapters.anthropic import AnthropicAdapter
 from weakincentives.adapters.openai import (
@@ -234,7 +236,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         record=arguments.record,
         replay=arguments.replay,
     )
-    return run_demo(options, out)
+    with spans_written_to(arguments.trace):
+        return run_demo(options, out)
 
 
 def register(group: CommandGroup) -> None:
@@ -253,7 +256,8 @@ def register(group: CommandGroup) -> None:
             "names the model; --temperature and --request-options (or "
             "WINK_REQUEST_OPTIONS) are added to every request. --record PATH writes every "
             "exchange with the model to a cassette file; --replay PATH answers from it, "
-            "with no network."
+            "with no network. --trace PATH writes the run's OpenTelemetry spans to PATH, "
+            "one JSON object per line (needs opentelemetry-sdk)."
         ),
         examples=(
             "",
@@ -263,6 +267,7 @@ def register(group: CommandGroup) -> None:
             "--adapter anthropic --model claude-sonnet-4-6",
             "--adapter openai --record triage.json",
             "--adapter openai --replay triage.json",
+            "--no-prompt --trace trace.jsonl",
         ),
         run=_run,
     )
@@ -277,6 +282,12 @@ def register(group: CommandGroup) -> None:
         help="a JSON object added to every request, e.g. '{\"top_p\": 0.9}'",
     )
     demo.add_argument("--no-prompt", action="store_true", help="do not print the rendered prompts")
+    demo.add_argument(
+        "--trace",
+        default=None,
+        metavar="PATH",
+        help="write the run's OpenTelemetry spans to PATH (JSON lines; the SDK's console exporter)",
+    )
     cassette = demo.add_mutually_exclusive_group()
     cassette.add_argument(
         "--record", default=None, metavar="PATH", help="record every model exchange to PATH"
