@@ -47,9 +47,9 @@ def test_the_readme_opens_with_the_two_commands() -> None:
     first_block = (ROOT / "README.md").read_text().split("```")[1]
     assert first_block.strip().splitlines() == [
         "sh",
-        "make demo    # run the main job: the demo agent on the offline adapter",
+        "make demo    # run the main job: the demo agent on the offline adapter (about 2 s)",
         "make check   # run the full check: ruff, mypy --strict, "
-        "pytest with branch coverage >= 95 %",
+        "pytest with branch coverage >= 95 % (about 3 min)",
     ]
 
 
