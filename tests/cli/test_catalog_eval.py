@@ -265,3 +265,18 @@ def test_k_above_ten_ranks_deeper(tmp_path: Path) -> None:
     assert lines[1].endswith(
         "nDCG@10 0.000  complete 1.000  (complete = every expected tool in the top 50)"
     )
+
+
+def test_skip_unknown_with_nothing_left_reports_and_stops(tmp_path: Path) -> None:
+    """When every relevant id is unknown, the counts are printed and no metric is."""
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in RECORDS))
+    queries = tmp_path / "q.json"
+    queries.write_text(json.dumps([{"query": "anything", "relevant": ["gone/a"]}]))
+    code, text = run("catalog", "eval", str(catalog), str(queries), "--skip-unknown")
+    assert code == 0
+    assert text.splitlines() == [
+        "0 queries against 4 tools (k=5)",
+        "1 relevant id(s) not in the catalogue skipped, e.g. gone/a",
+        "1 queries skipped: no visible expected tool",
+    ]
