@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import settings
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from weakincentives.runtime import InProcessEventBus, Session
 
@@ -70,3 +75,42 @@ def session(bus: InProcessEventBus) -> Iterator[Session]:
 def ids() -> Iterator[str]:
     """Deterministic ids: id-1, id-2, ..."""
     return (f"id-{index}" for index in range(1, 1_000_000))
+
+
+class RecordedSpans:
+    """The spans the SDK's in-memory exporter received, finished ones only, oldest first."""
+
+    def __init__(self, exporter: object) -> None:
+        self._exporter = exporter
+
+    def all(self) -> list[Any]:
+        """Every finished span so far."""
+        return list(self._exporter.get_finished_spans())  # type: ignore[attr-defined]
+
+    def named(self, name: str) -> list[Any]:
+        """The finished spans called ``name``."""
+        return [span for span in self.all() if span.name == name]
+
+    def one(self, name: str) -> Any:
+        """The one finished span called ``name`` (fails when there are none or several)."""
+        (found,) = self.named(name)
+        return found
+
+
+_EXPORTER = InMemorySpanExporter()
+_PROVIDER = TracerProvider()
+_PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+
+
+@pytest.fixture
+def spans(monkeypatch: pytest.MonkeyPatch) -> RecordedSpans:
+    """An OpenTelemetry SDK tracer provider, global for this test, exporting to memory.
+
+    The API's global provider can be set once per process, so the test swaps the
+    module's global and the monkeypatch restores it afterwards: other tests keep the
+    proxy provider, under which the library starts no span. One provider serves every
+    test of the process, because libraries (the MCP SDK) keep the tracer they got first.
+    """
+    _EXPORTER.clear()
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", _PROVIDER)
+    return RecordedSpans(_EXPORTER)

@@ -55,6 +55,7 @@ from weakincentives.runtime import (
     PromptExecuted,
     PromptFailed,
     PromptRendered,
+    RequestRetried,
     TextDelta,
     TokenUsage,
     ToolInvoked,
@@ -608,6 +609,11 @@ def recorded_events() -> Strategy:
         ),
         st.builds(TextDelta, text=st.text()),
         st.builds(OutputRejected),
+        st.builds(
+            RequestRetried,
+            delay=st.floats(min_value=0, max_value=60, allow_nan=False),
+            status_code=st.none() | st.integers(400, 599),
+        ),
         st.builds(
             DiscoverySearched, path=_paths, node_paths=st.lists(_paths, max_size=2).map(tuple)
         ),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -45,9 +47,9 @@ def test_the_readme_opens_with_the_two_commands() -> None:
     first_block = (ROOT / "README.md").read_text().split("```")[1]
     assert first_block.strip().splitlines() == [
         "sh",
-        "make demo    # run the main job: the demo agent on the offline adapter",
+        "make demo    # run the main job: the demo agent on the offline adapter (about 2 s)",
         "make check   # run the full check: ruff, mypy --strict, "
-        "pytest with branch coverage >= 95 %",
+        "pytest with branch coverage >= 95 % (about 3 min)",
     ]
 
 
@@ -62,3 +64,29 @@ def test_ci_runs_both_readme_commands() -> None:
     ]
     assert script == readme == ["make demo", "make check"]
     assert "run: .ci/run" in (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+
+
+def test_the_tracing_set_up_runs_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """docs/tracing.md's `py` block sets the global tracer provider, so it runs in a subprocess.
+
+    Its own asserts check the spans it wrote; the file is read here once more.
+    """
+    blocks = re.findall(
+        r"^```py\n(.*?)^```", (ROOT / "docs" / "tracing.md").read_text(), re.S | re.M
+    )
+    assert len(blocks) == 1
+    script = tmp_path / "setup.py"
+    script.write_text(blocks[0])
+    completed = subprocess.run(
+        [sys.executable, "-W", "error", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    spans = [json.loads(line) for line in (tmp_path / "spans.jsonl").read_text().splitlines()]
+    (call,) = [span for span in spans if span["name"] == "execute_tool forecast"]
+    assert [event["name"] for event in call["events"]] == ["cache miss"]
+    assert spans[-1]["resource"]["attributes"]["service.name"] == "my-agent"

@@ -15,10 +15,11 @@ import pytest
 PACKAGE = Path(__file__).parent.parent / "src" / "weakincentives"
 
 # Private modules at the package root are shared utilities below every layer.
-_BASE = {"errors", "_json_value", "_bounded", "_exports", "_direct", "_codegen"}
+_BASE = {"errors", "_json_value", "_bounded", "_exports", "_direct", "_codegen", "_tracing"}
 
 ALLOWED: dict[str, set[str]] = {
     "_json_value": set(),
+    "_tracing": set(),
     "_codegen": set(),
     "_direct": {"_codegen"},
     "_bounded": set(),

@@ -359,11 +359,22 @@ class ProviderError(PromptEvaluationError):
     seconds, when it named one. The shared loop retries retryable failures within the
     adapter's retry budget and the evaluation's deadline, unless text of the failed
     attempt already reached the caller.
+
+    The message says where and how often: ``endpoint`` is the request's method and URL
+    (scheme, host, port and path only: never a query string, credentials or key),
+    ``attempts`` how many times the request was sent, and ``hint`` what usually causes
+    this failure (nothing listening, a refused key, a path the server does not serve,
+    throttling), when there is a common cause.
     """
 
     status_code: int | None
     retry_after: float | None
     retryable: bool
+    endpoint: str | None
+    attempts: int
+    hint: str | None
+    detail: str
+    """The failure alone, without the endpoint, attempts and hint."""
 
     def __init__(
         self,
@@ -375,13 +386,43 @@ class ProviderError(PromptEvaluationError):
         retryable: bool = False,
         provider_payload: Mapping[str, JSONValue] | None = None,
         phase: Literal["request", "response"] = "request",
+        endpoint: str | None = None,
+        attempts: int = 1,
+        hint: str | None = None,
     ) -> None:
+        where = [endpoint] if endpoint else []
+        where.append(f"{attempts} attempt{'' if attempts == 1 else 's'}")
+        full = f"{message} ({', '.join(where)})"
+        if hint:
+            full = f"{full}. {hint}"
         super().__init__(
-            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
+            full, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
         )
+        self.detail = message
         self.status_code = status_code
         self.retry_after = retry_after
         self.retryable = retryable
+        self.endpoint = endpoint
+        self.attempts = attempts
+        self.hint = hint
+
+    def after_attempts(self, attempts: int) -> ProviderError:
+        """This error as it ends an exchange of ``attempts`` sends (the message says so)."""
+        phase: Literal["request", "response"] = (
+            "response" if self.phase == "response" else "request"
+        )
+        return ProviderError(
+            self.detail,
+            prompt_name=self.prompt_name,
+            status_code=self.status_code,
+            retry_after=self.retry_after,
+            retryable=self.retryable,
+            provider_payload=self.provider_payload,
+            phase=phase,
+            endpoint=self.endpoint,
+            attempts=attempts,
+            hint=self.hint,
+        )
 
 
 class ResponseTruncatedError(PromptEvaluationError):

@@ -174,7 +174,18 @@ class TestHaltingFlow:
                 ScriptedTurn(text="ok"),
             ]
         )
-        adapter.evaluate(template(), *PARAMS, disclosure=Disclosure(policy="conservative"))
+        response = adapter.evaluate(
+            template(), *PARAMS, disclosure=Disclosure(policy="conservative")
+        )
+        assert [execution.result.message for execution in response.tool_executions] == [
+            "Opened sections: context; the prompt was rendered again with them in full "
+            "(re-render 1).",
+            "Opened sections: reference; the prompt was rendered again with them in full "
+            "(re-render 2).",
+        ]
+        assert response.tool_executions[0].event.rendered_output == (
+            response.tool_executions[0].result.message
+        )
         assert [dict(r.rendered.visibility_overrides) for r in adapter.provider.requests] == [
             {},
             {("context",): SectionVisibility.FULL},
@@ -295,7 +306,8 @@ class TestTelemetry:
             },
         }
         assert event.rendered_output == (
-            "Sections requested for expansion: context. Retry prompt with visibility overrides."
+            "Sections requested for expansion: context. They open when the prompt is "
+            "rendered again."
         )
 
 

@@ -25,6 +25,7 @@ from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import (
     MarkdownSection,
     Prompt,
+    PromptTemplate,
     SectionVisibility,
     Tool,
     ToolContext,
@@ -348,3 +349,23 @@ class TestDisclosureByDefault:
         later = datetime.now(UTC) + timedelta(hours=1)
         response = OfflineAdapter([ScriptedTurn(text="ok")]).evaluate(prompt(), deadline=later)
         assert response.text == "ok"
+
+
+def test_missing_params_from_evaluate_name_evaluate() -> None:
+    """The fix offered is the call the user made: evaluate(prompt, Params(...))."""
+    template = PromptTemplate(
+        ns="t", key="needs", sections=[MarkdownSection[Goal](title="T", template="${goal}")]
+    )
+    with pytest.raises(PromptEvaluationError) as caught:
+        OfflineAdapter([ScriptedTurn(text="x")]).evaluate(template)
+    assert caught.value.phase == "render"
+    assert caught.value.reason == (
+        "prompt 'needs' is missing params: section ('t',) needs Goal (required fields: goal); "
+        "pass an instance to evaluate() after the prompt, as in adapter.evaluate(prompt, "
+        "Params(...)), or set default_params on the section"
+    )
+
+
+@dataclass(frozen=True)
+class Goal:
+    goal: str

@@ -163,7 +163,11 @@ def test_a_catalogue_that_is_not_utf8_is_a_clear_error(
         ('{"tool_id": 1, "name": "x", "path": ["A"]}', "[]", "tool_id and name must be strings"),
         ("{RECORDS}", '[{"query": "", "relevant": ["a"]}]', "non-empty string 'query'"),
         ("{RECORDS}", '[{"query": "x", "relevant": []}]', "non-empty list of tool ids"),
-        ("{RECORDS}", '[{"query": "x", "relevant": ["nope"]}]', "not in the catalogue"),
+        (
+            "{RECORDS}",
+            '[{"query": "x", "relevant": ["nope"]}]',
+            "1 relevant id(s) are not in the catalogue, e.g. nope (--skip-unknown leaves them out)",
+        ),
         ("{RECORDS}", '{"query": "x"}', "non-empty list of tool ids"),
     ],
 )
@@ -186,7 +190,10 @@ def test_bad_files_are_clear_errors(
 
 @pytest.mark.parametrize(
     ("extra", "message"),
-    [(["--k", "0"], "--k must be from 1 to 10"), (["--k", "11"], "--k must be from 1 to 10")],
+    [
+        (["--k", "0"], "--k must be from 1 to 50, got 0"),
+        (["--k", "51"], "--k must be from 1 to 50"),
+    ],
 )
 def test_bad_options_are_clear_errors(
     files: tuple[str, str], capsys: pytest.CaptureFixture[str], extra: list[str], message: str
@@ -202,3 +209,74 @@ def test_missing_files_are_reported(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, _ = run("catalog", "eval", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
     assert code == 1
     assert "catalogue file" in capsys.readouterr().err
+
+
+def test_skip_unknown_leaves_out_ids_the_catalogue_lacks(tmp_path: Path) -> None:
+    """--skip-unknown drops missing ids from the labels, counts them and skips emptied queries."""
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in RECORDS))
+    queries = tmp_path / "q.jsonl"
+    rows = [
+        {"qid": "up", "query": "upload a file to a bucket", "relevant": ["storage/put_object"]},
+        {
+            "qid": "mixed",
+            "query": "rename a symbol",
+            "relevant": ["gone/a", "coding/rename_symbol"],
+        },
+        {"qid": "lost", "query": "delete a bucket", "relevant": ["gone/b", "gone/a"]},
+    ]
+    queries.write_text("\n".join(json.dumps(row) for row in rows))
+    code, text = run("catalog", "eval", str(catalog), str(queries), "--skip-unknown", "--k", "1")
+    assert code == 0
+    assert text.splitlines() == [
+        "2 queries against 4 tools (k=1)",
+        "2 relevant id(s) not in the catalogue skipped, e.g. gone/a, gone/b",
+        "1 queries skipped: no visible expected tool",
+        "R@1 1.000  R@10 1.000  MRR 1.000  nDCG@10 1.000  complete 1.000"
+        "  (complete = every expected tool in the top 1)",
+    ]
+
+
+def test_k_above_ten_ranks_deeper(tmp_path: Path) -> None:
+    """--k 20 reports R@20 and places an expected tool ranked below 10 by its rank."""
+    records = [
+        {
+            "tool_id": f"files/tool_{index:02d}",
+            "name": f"tool_{index:02d}",
+            "path": ["Files"],
+            "summary": "Copy a file" + " between folders" * (index // 5),
+        }
+        for index in range(25)
+    ]
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in records))
+    queries = tmp_path / "q.json"
+    queries.write_text(
+        json.dumps([{"qid": "deep", "query": "copy file", "relevant": ["files/tool_24"]}])
+    )
+    code, shallow = run("catalog", "eval", str(catalog), str(queries), "--k", "10")
+    assert code == 0
+    assert "expected files/tool_24: not in the top 10" in shallow
+    code, deep = run("catalog", "eval", str(catalog), str(queries), "--k", "50")
+    assert code == 0
+    lines = deep.splitlines()
+    assert lines[0] == "1 queries against 25 tools (k=50)"
+    assert lines[1].startswith("R@1 0.000  R@10 0.000  R@50 1.000  MRR ")
+    assert lines[1].endswith(
+        "nDCG@10 0.000  complete 1.000  (complete = every expected tool in the top 50)"
+    )
+
+
+def test_skip_unknown_with_nothing_left_reports_and_stops(tmp_path: Path) -> None:
+    """When every relevant id is unknown, the counts are printed and no metric is."""
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text("\n".join(json.dumps(record) for record in RECORDS))
+    queries = tmp_path / "q.json"
+    queries.write_text(json.dumps([{"query": "anything", "relevant": ["gone/a"]}]))
+    code, text = run("catalog", "eval", str(catalog), str(queries), "--skip-unknown")
+    assert code == 0
+    assert text.splitlines() == [
+        "0 queries against 4 tools (k=5)",
+        "1 relevant id(s) not in the catalogue skipped, e.g. gone/a",
+        "1 queries skipped: no visible expected tool",
+    ]

@@ -44,6 +44,16 @@ MODULE = textwrap.dedent(
                 summary="Docs exist.", visibility=SectionVisibility.SUMMARY),
         ],
     )
+    @dataclass(frozen=True)
+    class Verdict:
+        approved: bool
+
+
+    structured = PromptTemplate[Verdict](
+        ns="cli",
+        key="verdict",
+        sections=[MarkdownSection(title="Task", template="Approve?")],
+    )
     not_a_prompt = 42
     """
 )
@@ -73,6 +83,20 @@ class TestRender:
         assert markdown.startswith("## 1 Task\nDo x.\n\n## 2 Docs\nDocs exist.")
         assert '"name": "search"' in tools
         assert '"name": "open_sections"' in tools
+
+    def test_a_structured_prompt_shows_the_answer_shape_the_adapter_appends(
+        self, module: str
+    ) -> None:
+        """What the model reads ends with the answer shape, as the adapter sends it."""
+        code, text = run("render", f"{module}:structured")
+        assert code == 0
+        markdown, _ = text.split("\n# Tools\n")
+        assert markdown == (
+            "## 1 Task\nApprove?\n\n## Response format\n\nReply with one JSON value only "
+            "(no prose, no code fence) that matches this JSON Schema:\n\n"
+            '{"type":"object","properties":{"approved":{"type":"boolean"}},'
+            '"required":["approved"],"additionalProperties":false}\n'
+        )
 
     def test_open_shows_a_summarized_section_in_full(self, module: str) -> None:
         """--open KEY renders that section FULL."""

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from weakincentives._cli import main
 from weakincentives._cli._demo import DemoOptions, build_adapter
 from weakincentives._cli._demo_agent import IncidentParams, build_triage_prompt
-from weakincentives._cli._transcript import Transcript
+from weakincentives.adapters import Transcript
 from weakincentives.prompt import ToolResult
 from weakincentives.runtime import (
     InProcessEventBus,

@@ -16,6 +16,7 @@ ALLOWED = (
     "weakincentives._bounded",
     "weakincentives._json_value",
     "weakincentives._portal",
+    "weakincentives._tracing",
     "weakincentives.serde",
     "weakincentives.prompt",
     "weakincentives.runtime",

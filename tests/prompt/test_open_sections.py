@@ -169,7 +169,8 @@ class TestHandler:
         assert dict(value.requested_overrides) == {("context",): SectionVisibility.FULL}
         assert value.reason == "architecture details"
         assert value.render() == (
-            "Sections requested for expansion: context. Retry prompt with visibility overrides."
+            "Sections requested for expansion: context. They open when the prompt is "
+            "rendered again."
         )
         assert result.message == (
             "Opening 1 section: context. The prompt will be re-rendered with it open."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -170,3 +171,35 @@ def test_a_drain_outliving_its_loop_ends_quietly() -> None:
         pool.shutdown(wait=True)
     assert done == []
     assert [future.exception() for future in pool.futures] == [None]
+
+
+def test_a_drain_that_joins_later_runs_calls_in_the_callers_context() -> None:
+    """A second drain starts from a loop callback, yet its calls see the caller's context vars.
+
+    The first call blocks until the second runs, so the second can only run on a drain
+    that joined later (the trace context of the evaluation travels this way).
+    """
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+    both_running = threading.Barrier(2, timeout=WAIT)
+    seen: dict[str, str] = {}
+
+    def step(params: Step, *, context: ToolContext) -> ToolResult[None]:
+        seen[params.name] = request_id.get()
+        both_running.wait()
+        return ToolResult(message=params.name)
+
+    tool = Tool(name="step", description="Step.", handler=step)
+
+    async def main() -> None:
+        request_id.set("r-7")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            await execute_tool_calls(
+                calls("step", "step"),
+                scope_for([tool], pool),
+                tools={"step": tool},
+                max_concurrency=2,
+                on_done=lambda index, execution: None,
+            )
+
+    asyncio.run(main())
+    assert seen == {"step-0": "r-7", "step-1": "r-7"}

@@ -99,6 +99,7 @@ def _run_eval(arguments: argparse.Namespace, out: TextIO) -> int:
         hidden=arguments.hide,
         show=arguments.show,
         out=out,
+        skip_unknown=arguments.skip_unknown,
     )
 
 
@@ -116,14 +117,22 @@ def register_eval(group: CommandGroup) -> None:
         examples=(
             "tools.jsonl queries.jsonl",
             "tools.jsonl queries.json --k 10 --hide internal/admin --show 5",
+            "tools.jsonl old-queries.jsonl --skip-unknown --k 20",
         ),
         run=_run_eval,
     )
     evaluate.add_argument("catalog_file", metavar="CATALOG", help="the catalogue file")
     evaluate.add_argument("queries_file", metavar="QUERIES", help="the labelled queries file")
-    evaluate.add_argument("--k", type=int, default=5, help="cut-off for recall (1-10)")
+    evaluate.add_argument(
+        "--k", type=int, default=5, help="cut-off for recall and completeness (1-50)"
+    )
     evaluate.add_argument("--category", default=None, help="search within a category path, A/B")
     evaluate.add_argument(
         "--hide", action="append", default=[], metavar="TOOL_ID", help="hide a tool (repeatable)"
     )
     evaluate.add_argument("--show", type=int, default=20, help="missed queries to list")
+    evaluate.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="leave out relevant ids the catalogue does not hold (and say how many)",
+    )

@@ -35,7 +35,10 @@ __all__ = [
 ]
 
 _DEPTH = 10
-"""Ranks looked at per query (R@10, nDCG@10)."""
+"""Ranks always looked at per query (R@10, nDCG@10); a larger ``--k`` looks deeper."""
+
+MAX_K = 50
+"""The largest ``--k``: one discovery search page holds at most 50 tools."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,20 +160,25 @@ def catalog_eval_command(
     hidden: Sequence[str],
     show: int,
     out: TextIO,
+    skip_unknown: bool,
 ) -> int:
-    """Evaluate ``queries_file`` against ``catalog_file`` and print the report."""
-    if not 1 <= k <= _DEPTH:
-        raise CommandError(f"--k must be from 1 to {_DEPTH}, got {k}")
+    """Evaluate ``queries_file`` against ``catalog_file`` and print the report.
+
+    A relevant id the catalogue does not hold is an error, unless ``skip_unknown``
+    drops such ids from the labels (a query left with none is skipped) and says how many.
+    """
+    if not 1 <= k <= MAX_K:
+        raise CommandError(f"--k must be from 1 to {MAX_K}, got {k}")
     try:
         catalog = read_catalog(catalog_file)
     except CatalogError as exc:
         raise CommandError(f"{catalog_file}: {exc}") from exc
     queries = read_queries(queries_file)
     unknown = sorted({t for q in queries for t in q.relevant if catalog.tool(t) is None})
-    if unknown:
+    if unknown and not skip_unknown:
         raise CommandError(
             f"{queries_file}: {len(unknown)} relevant id(s) are not in the catalogue, "
-            f"e.g. {', '.join(unknown[:3])}"
+            f"e.g. {', '.join(unknown[:3])} (--skip-unknown leaves them out)"
         )
     policy = IdAccessPolicy(hidden=frozenset(hidden)) if hidden else None
     discovery = ToolDiscovery(catalog, access=policy)
@@ -187,22 +195,46 @@ def catalog_eval_command(
         + (f" under {'/'.join(where)}" if where else "")
         + f" (k={k})\n"
     )
+    if unknown:
+        out.write(
+            f"{len(unknown)} relevant id(s) not in the catalogue skipped, "
+            f"e.g. {', '.join(unknown[:3])}\n"
+        )
     if len(usable) < len(labelled):
         out.write(f"{len(labelled) - len(usable)} queries skipped: no visible expected tool\n")
     if not usable:
         return 0
+    _score(discovery, usable, where, k=k, show=show, out=out)
+    return 0
+
+
+type _Ranked = list[tuple[str, float | None]]
+"""Tool ids in rank order, each with its confidence when the ranker gives one."""
+
+
+def _score(
+    discovery: ToolDiscovery,
+    usable: Sequence[EvalQuery],
+    where: tuple[str, ...],
+    *,
+    k: int,
+    show: int,
+    out: TextIO,
+) -> None:
+    """Rank each query's tools as deep as ``k`` (at least 10), print the means and the misses."""
     depths = sorted({1, k, _DEPTH})
     totals = dict.fromkeys([*(f"R@{depth}" for depth in depths), "MRR", "nDCG@10", "complete"], 0.0)
-    missed: list[tuple[EvalQuery, list[tuple[str, float | None]]]] = []
+    missed: list[tuple[EvalQuery, _Ranked]] = []
     for query in usable:
-        ranked = _ranked(discovery, query.query, where)
+        ranked = _ranked(discovery, query.query, where, depth=max(k, _DEPTH))
         ids = [tool_id for tool_id, _ in ranked]
         relevant = set(query.relevant)
         for depth in depths:
             totals[f"R@{depth}"] += len(relevant.intersection(ids[:depth])) / len(relevant)
         first = next((rank for rank, tool_id in enumerate(ids, 1) if tool_id in relevant), None)
         totals["MRR"] += 1 / first if first else 0.0
-        gain = sum(1 / math.log2(rank + 1) for rank, t in enumerate(ids, 1) if t in relevant)
+        top = enumerate(ids[:_DEPTH], 1)
+        gain = sum(1 / math.log2(rank + 1) for rank, t in top if t in relevant)
         ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(len(relevant), _DEPTH) + 1))
         totals["nDCG@10"] += gain / ideal
         if relevant <= set(ids[:k]):
@@ -217,23 +249,24 @@ def catalog_eval_command(
         out.write(f"\n{len(missed)} queries missed an expected tool in the top {k}")
         out.write(f"; the first {min(show, len(missed))}:\n" if show else "\n")
     for query, ranked in missed[:show]:
-        ids = [tool_id for tool_id, _ in ranked]
-        out.write(f"- [{query.qid}] {_clip(query.query, 100)}\n")
-        for tool_id in query.relevant:
-            rank = ids.index(tool_id) + 1 if tool_id in ids else None
-            where_found = f"rank {rank}" if rank else f"not in the top {_DEPTH}"
-            out.write(f"    expected {tool_id}: {where_found}\n")
-        for tool_id, confidence in ranked[:3]:
-            mark = "" if confidence is None else f" ({confidence:.2f})"
-            out.write(f"    ranked   {tool_id}{mark}\n")
-    return 0
+        _report_miss(query, ranked, depth=max(k, _DEPTH), out=out)
 
 
-def _ranked(
-    discovery: ToolDiscovery, query: str, where: tuple[str, ...]
-) -> list[tuple[str, float | None]]:
+def _report_miss(query: EvalQuery, ranked: _Ranked, *, depth: int, out: TextIO) -> None:
+    ids = [tool_id for tool_id, _ in ranked]
+    out.write(f"- [{query.qid}] {_clip(query.query, 100)}\n")
+    for tool_id in query.relevant:
+        rank = ids.index(tool_id) + 1 if tool_id in ids else None
+        where_found = f"rank {rank}" if rank else f"not in the top {depth}"
+        out.write(f"    expected {tool_id}: {where_found}\n")
+    for tool_id, confidence in ranked[:3]:
+        mark = "" if confidence is None else f" ({confidence:.2f})"
+        out.write(f"    ranked   {tool_id}{mark}\n")
+
+
+def _ranked(discovery: ToolDiscovery, query: str, where: tuple[str, ...], *, depth: int) -> _Ranked:
     try:
-        response = discovery.search_tool_by_category(query, list(where), limit=_DEPTH)
+        response = discovery.search_tool_by_category(query, list(where), limit=depth)
     except DiscoveryError:
         return []
     return [(pointer.tool_id, pointer.confidence) for pointer in response.results]

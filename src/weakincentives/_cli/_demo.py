@@ -11,7 +11,8 @@ when the report's schema goes in the request (``LoopSettings.answer_schema``). T
 calls a model writes as text are read as calls on every adapter. ``--record PATH``
 writes every exchange with the model to a cassette file; ``--replay PATH`` answers from
 it instead of the model, with no network, so a run recorded against a real model
-replays offline, identically.
+replays offline, identically. ``--trace PATH`` writes the run's OpenTelemetry spans to
+PATH, one JSON line per span.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, TextIO, cast
 from weakincentives._cli._commands import CommandGroup, add_command
 from weakincentives._cli._demo_agent import IncidentParams, TriageReport, build_triage_prompt
 from weakincentives._cli._demo_model import demo_responder, native_demo_responder
-from weakincentives._cli._transcript import Transcript
+from weakincentives._cli._demo_trace import spans_written_to
 from weakincentives.adapters import (
     Adapter,
     AnswerSchemaMode,
@@ -35,6 +36,7 @@ from weakincentives.adapters import (
     OfflineAdapter,
     Recorded,
     RecordMode,
+    Transcript,
 )
 from weakincentives.adapters.anthropic import AnthropicMessages
 from weakincentives.adapters.openai import (
@@ -321,7 +323,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         tool_search=arguments.tool_search,
         answer_schema=arguments.answer_schema,
     )
-    return run_demo(options, out)
+    with spans_written_to(arguments.trace):
+        return run_demo(options, out)
 
 
 def register(group: CommandGroup) -> None:
@@ -347,7 +350,9 @@ def register(group: CommandGroup) -> None:
             "with no network. --tool-search MODE loads the platform catalogue through "
             "the provider's native tool search (client: our ranker answers its searches; "
             "server on openai, bm25 or regex on anthropic: the provider's own search; "
-            "offline simulates client) instead of the discovery tools."
+            "offline simulates client) instead of the discovery tools. --trace PATH "
+            "writes the run's OpenTelemetry spans to PATH, one JSON object per line "
+            "(needs opentelemetry-sdk)."
         ),
         examples=(
             "",
@@ -360,6 +365,7 @@ def register(group: CommandGroup) -> None:
             "--adapter openai --replay triage.json",
             "--tool-search client",
             "--adapter anthropic --tool-search bm25",
+            "--no-prompt --trace trace.jsonl",
         ),
         run=_run,
     )
@@ -386,6 +392,12 @@ def register(group: CommandGroup) -> None:
         default=None,
         help="load the catalogue through the provider's native tool search (default: the "
         "discovery tools)",
+    )
+    demo.add_argument(
+        "--trace",
+        default=None,
+        metavar="PATH",
+        help="write the run's OpenTelemetry spans to PATH (JSON lines; the SDK's console exporter)",
     )
     cassette = demo.add_mutually_exclusive_group()
     cassette.add_argument(

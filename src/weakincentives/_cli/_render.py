@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from weakincentives._cli._commands import CommandGroup, add_command
+from weakincentives.adapters import OutputSchema, render_output_instructions
 from weakincentives.adapters.openai import function_tool
 from weakincentives.errors import ParseError, PromptRenderError, WinkError
 from weakincentives.prompt import (
@@ -119,6 +120,10 @@ def render_command(
             raise
         raise CommandError(_missing_message(target, missing)) from exc
     out.write(rendered.text + "\n")
+    if rendered.structured_output is not None:
+        # The adapter appends the answer shape to what the model reads (by default).
+        schema = OutputSchema.of(rendered.structured_output)
+        out.write("\n" + render_output_instructions(schema) + "\n")
     out.write("\n# Tools\n")
     for tool in rendered.tools:
         problem = tool.spec.strict_problem

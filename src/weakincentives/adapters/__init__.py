@@ -17,6 +17,9 @@ from weakincentives.adapters._adapter import Adapter
 from weakincentives.adapters._adapter import (
     evaluate_with_disclosure as evaluate_with_disclosure,
 )
+from weakincentives.adapters._answer import (
+    render_output_instructions as render_output_instructions,
+)
 from weakincentives.adapters._hosted import HostedOutputParseError as HostedOutputParseError
 from weakincentives.adapters._offline import (
     OfflineAdapter,
@@ -34,7 +37,11 @@ from weakincentives.adapters._step_runner import Decision as Decision
 from weakincentives.adapters._step_runner import Progress as Progress
 from weakincentives.adapters._step_runner import Sent as Sent
 from weakincentives.adapters._step_runner import StepRunner as StepRunner
+from weakincentives.adapters._stream import EvaluationStream as EvaluationStream
+from weakincentives.adapters._stream import PartialOutput
 from weakincentives.adapters._structured import OutputSchema as OutputSchema
+from weakincentives.adapters._transcript import Transcript
+from weakincentives.adapters._transcript_sources import render_transcript
 from weakincentives.adapters._turns import AssistantMessage as AssistantMessage
 from weakincentives.adapters._turns import ConversationItem as ConversationItem
 from weakincentives.adapters._turns import FeedbackMessage as FeedbackMessage
@@ -50,6 +57,7 @@ __all__ = [
     "LoopSettings",
     "OfflineAdapter",
     "OfflineModel",
+    "PartialOutput",
     "PromptResponse",
     "Provider",
     "RecordMode",
@@ -57,7 +65,9 @@ __all__ = [
     "RetryPolicy",
     "ScriptedCall",
     "ScriptedTurn",
+    "Transcript",
     "TurnRequest",
+    "render_transcript",
 ]
 
 # Internal names (specs/PUBLIC_API.md): imported by other weakincentives packages,
@@ -69,6 +79,7 @@ _INTERNAL = (
     "Attempt",
     "ConversationItem",
     "Decision",
+    "EvaluationStream",
     "FeedbackMessage",
     "HostedOutputParseError",
     "ModelTurn",
@@ -79,6 +90,7 @@ _INTERNAL = (
     "StepRunner",
     "ToolOutputMessage",
     "evaluate_with_disclosure",
+    "render_output_instructions",
 )
 
 publish("weakincentives.adapters", globals(), (*__all__, *_INTERNAL))

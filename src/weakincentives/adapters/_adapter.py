@@ -22,6 +22,7 @@ import concurrent.futures
 import threading
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -40,6 +41,7 @@ from weakincentives.adapters._resume import (
 )
 from weakincentives.adapters._settings import Disclosure, DisclosurePolicy, LoopSettings
 from weakincentives.adapters._step_runner import IN_PROCESS, StepRunner
+from weakincentives.adapters._stream import EvaluationStream, Paced
 from weakincentives.adapters._turns import ConversationItem
 from weakincentives.errors import AdapterClosedError, ConfigValidationError, PromptValidationError
 from weakincentives.prompt import (
@@ -160,6 +162,95 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         ``steps`` runs every step (request, tool call, approval) elsewhere: the seam a
         Temporal workflow uses (``weakincentives.temporal``); not together with ``store``.
         """
+        return await self._evaluate(
+            self._launch(),
+            prompt,
+            params,
+            bus=bus,
+            session=session,
+            visibility_overrides=visibility_overrides,
+            deadline=deadline,
+            continue_from=continue_from,
+            disclosure=disclosure,
+            extras=extras,
+            store=store,
+            evaluation_id=evaluation_id,
+            steps=steps,
+        )
+
+    def stream[OutputT](
+        self,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        *params: object,
+        bus: EventPublisher | None = None,
+        session: SessionProtocol | None = None,
+        visibility_overrides: VisibilityOverrides | None = None,
+        deadline: datetime | None = None,
+        continue_from: PromptResponse[Any] | None = None,
+        disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
+        store: Store | SyncStore | None = None,
+        evaluation_id: str | None = None,
+        max_buffered: int = 64,
+    ) -> EvaluationStream[OutputT]:
+        """The evaluation as an iterator of its events, ending with the response.
+
+        ``async for event in adapter.stream(...)`` (or a plain ``for``) runs the same
+        loop as :meth:`evaluate_async` with the same arguments, and yields its text
+        deltas, tool calls (``ToolInvoked``), retries, rejected answers, partial
+        structured output (``PartialOutput``) and finally the ``PromptResponse``.
+        Nothing runs until the iteration starts; leaving it early cancels the
+        evaluation. Each request waits while more than ``max_buffered`` events are
+        unread. ``bus`` must be an ``EventBus`` (the stream subscribes to it).
+        """
+        as_prompt = _as_prompt(prompt)
+        chosen_id = evaluation_id if evaluation_id is not None else self._settings.new_id()
+
+        async def start(
+            paced: Paced[Any, Any], tapped: EventPublisher, recorder: SessionProtocol | None
+        ) -> PromptResponse[Any]:
+            return await self._evaluate(
+                replace(self._launch(), provider=paced),
+                as_prompt,
+                params,
+                bus=tapped,
+                session=recorder,
+                visibility_overrides=visibility_overrides,
+                deadline=deadline,
+                continue_from=continue_from,
+                disclosure=disclosure,
+                extras=extras,
+                store=store,
+                evaluation_id=chosen_id,
+            )
+
+        return EvaluationStream(
+            provider=self._provider,
+            prompt=as_prompt,
+            evaluation_id=chosen_id,
+            bus=bus,
+            session=session,
+            start=start,
+            max_buffered=max_buffered,
+        )
+
+    async def _evaluate[OutputT](
+        self,
+        launch: Launch,
+        prompt: Prompt[OutputT] | PromptTemplate[OutputT],
+        params: tuple[object, ...],
+        *,
+        bus: EventPublisher | None,
+        session: SessionProtocol | None,
+        visibility_overrides: VisibilityOverrides | None,
+        deadline: datetime | None,
+        continue_from: PromptResponse[Any] | None,
+        disclosure: Disclosure | None,
+        extras: Mapping[str, object] | None,
+        store: Store | SyncStore | None,
+        evaluation_id: str | None,
+        steps: StepRunner | None = None,
+    ) -> PromptResponse[OutputT]:
         self._thread_pool()  # raises AdapterClosedError once closed
         _check_deadline(deadline)
         _check_disclosure(disclosure)
@@ -173,7 +264,7 @@ class Adapter[ProviderT: Provider[Any, Any]]:
         if store is None and steps is None:
             _check_no_approvals(as_prompt)
         return await start_evaluation(
-            self._launch(),
+            launch,
             None if store is None else store_of(store),
             as_prompt,
             params,

@@ -25,7 +25,7 @@ from weakincentives.prompt import (
     dotted,
     parse_dotted,
 )
-from weakincentives.runtime import ToolCall
+from weakincentives.runtime import ToolCall, ToolExecution
 
 __all__ = [
     "merge_overrides",
@@ -72,6 +72,28 @@ def opened_message(paths: Sequence[SectionPath]) -> str:
         f"Opened sections: {names}. The prompt above now shows them in full; continue "
         "with the task."
     )
+
+
+def record_reopened(
+    executions: list[ToolExecution], halt: Halt, opened: Sequence[SectionPath], renders: int
+) -> None:
+    """After an automatic re-render, the halting call's record says what happened.
+
+    The call's ``ToolInvoked`` was published before the loop chose to render again, so
+    the execution kept in the response is replaced by one whose result (message and
+    rendered output) names the sections opened and the re-render.
+    """
+    names = ", ".join(dotted(path) for path in opened) or "none"
+    text = (
+        f"Opened sections: {names}; the prompt was rendered again with them in full "
+        f"(re-render {renders})."
+    )
+    for index, execution in enumerate(executions):
+        if execution.call.call_id == halt.call_id and execution.result is halt.result:
+            result = replace(execution.result, message=text)
+            event = replace(execution.event, result=result, rendered_output=text)
+            executions[index] = replace(execution, result=result, event=event)
+            return
 
 
 def resume_items(

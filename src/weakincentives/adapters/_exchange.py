@@ -16,7 +16,7 @@ from weakincentives.adapters._provider import Attempt, Provider, TextSink
 from weakincentives.adapters._settings import LoopSettings
 from weakincentives.errors import PromptEvaluationError, ProviderError
 
-__all__ = ["exchange", "time_left"]
+__all__ = ["RetrySink", "exchange", "time_left"]
 
 logger = logging.getLogger("weakincentives.adapters")
 
@@ -28,6 +28,11 @@ def time_left(deadline: datetime | None, clock: Callable[[], datetime]) -> float
     return (deadline - clock()).total_seconds()
 
 
+type RetrySink = Callable[[int, float, ProviderError], None]
+"""Told of each retry: the attempt that failed (1 for the first), the delay before the
+next one in seconds, and the failure."""
+
+
 async def exchange[RequestT, ReplyT](
     provider: Provider[RequestT, ReplyT],
     request: RequestT,
@@ -37,18 +42,22 @@ async def exchange[RequestT, ReplyT](
     deadline: datetime | None,
     settings: LoopSettings,
     on_text: TextSink,
+    on_retry: RetrySink | None = None,
 ) -> ReplyT:
     """Send ``request`` until it succeeds, fails for good, or the deadline leaves no time.
 
     A retryable ``ProviderError`` is retried up to ``provider.retry_limit`` times, unless
     text already streamed from the failed attempt (that would show the model's words
-    twice) or the back-off would pass the deadline.
+    twice) or the back-off would pass the deadline. ``on_retry`` hears of every retry
+    before its back-off starts. The error that ends the exchange says how many attempts
+    were made; a deadline error carries the last failure in its message.
     """
     retry = 0
+    last: ProviderError | None = None
     while True:
         left = time_left(deadline, settings.clock)
         if left is not None and left <= 0:
-            raise _deadline_passed(prompt_name, deadline, round_number, retry)
+            raise _deadline_passed(prompt_name, deadline, round_number, retry, last) from last
         streamed = False
 
         def sink(text: str) -> None:
@@ -62,22 +71,28 @@ async def exchange[RequestT, ReplyT](
             )
             return await provider.send(request, attempt, sink)
         except ProviderError as exc:
+            last = exc
             if not exc.retryable or streamed or retry >= provider.retry_limit:
                 if left is not None and exc.retryable and _expired(deadline, settings):
-                    raise _deadline_passed(prompt_name, deadline, round_number, retry) from exc
-                raise
+                    raise _deadline_passed(prompt_name, deadline, round_number, retry, exc) from exc
+                if exc.attempts == retry + 1:
+                    raise
+                raise exc.after_attempts(retry + 1) from exc.__cause__
             delay = settings.retry.delay(retry + 1, exc.retry_after, random.random())
             remaining = time_left(deadline, settings.clock)
             if remaining is not None and delay >= remaining:
-                raise _deadline_passed(prompt_name, deadline, round_number, retry) from exc
+                raise _deadline_passed(prompt_name, deadline, round_number, retry, exc) from exc
             retry += 1
             logger.info(
-                "retrying request %d of prompt %r in %.2fs after: %s",
-                retry,
+                "retrying round %d of prompt %r (attempt %d failed) in %.2fs: %s",
+                round_number,
                 prompt_name,
+                retry,
                 delay,
-                exc.message,
+                exc.reason,
             )
+            if on_retry is not None:
+                on_retry(retry, delay, exc)
             await settings.sleep(delay)
 
 
@@ -87,12 +102,17 @@ def _expired(deadline: datetime | None, settings: LoopSettings) -> bool:
 
 
 def _deadline_passed(
-    prompt_name: str, deadline: datetime | None, round_number: int, retries: int
+    prompt_name: str,
+    deadline: datetime | None,
+    round_number: int,
+    retries: int,
+    last: ProviderError | None,
 ) -> PromptEvaluationError:
     assert deadline is not None
     after = "" if retries == 0 else f" after {retries} retr{'y' if retries == 1 else 'ies'}"
+    cause = "" if last is None else f"; the last attempt failed: {last.reason}"
     return PromptEvaluationError(
-        f"deadline {deadline.isoformat()} passed during round {round_number}{after}",
+        f"deadline {deadline.isoformat()} passed during round {round_number}{after}{cause}",
         prompt_name=prompt_name,
         phase="request",
     )

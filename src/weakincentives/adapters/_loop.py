@@ -31,6 +31,7 @@ from weakincentives.adapters._channels import Channels, publish
 from weakincentives.adapters._disclosure import (
     chosen_sections,
     merge_overrides,
+    record_reopened,
     remember,
     remembered,
     requested_sections,
@@ -48,6 +49,7 @@ from weakincentives.adapters._structured import (
     output_schema,
     parse_structured_output,
 )
+from weakincentives.adapters._telemetry import EvaluationSpans
 from weakincentives.adapters._text_calls import HeldText, with_recovered_calls
 from weakincentives.adapters._tool_round import CallLedger, RoundResult, run_tool_round
 from weakincentives.adapters._turns import (
@@ -63,6 +65,7 @@ from weakincentives.errors import (
     ParseError,
     PromptError,
     PromptEvaluationError,
+    ProviderError,
 )
 from weakincentives.prompt import (
     EvaluatingAdapter,
@@ -80,6 +83,7 @@ from weakincentives.runtime import (
     PromptExecuted,
     PromptFailed,
     PromptRendered,
+    RequestRetried,
     TextDelta,
     TokenUsage,
     ToolCall,
@@ -199,20 +203,29 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             executor=executor,
         )
         self._ledger = CallLedger(limit=settings.max_identical_calls)
+        self._spans = EvaluationSpans(
+            provider,
+            prompt_name=prompt.name,
+            prompt_ns=prompt.ns,
+            prompt_key=prompt.key,
+            evaluation_id=self._id,
+            session_id=self._session.session_id,
+        )
 
     async def run(self) -> PromptResponse[OutputT]:
         """Evaluate; publish ``PromptFailed`` and re-raise when anything goes wrong."""
-        try:
-            return await self._run()
-        except PromptEvaluationError as exc:
-            await self._failed(exc.phase, exc)
-            raise
-        except asyncio.CancelledError as exc:
-            await self._failed("cancelled", exc)
-            raise
-        except Exception as exc:
-            await self._failed("internal", exc)
-            raise
+        with self._spans.running():
+            try:
+                return await self._run()
+            except PromptEvaluationError as exc:
+                await self._failed(exc.phase, exc)
+                raise
+            except asyncio.CancelledError as exc:
+                await self._failed("cancelled", exc)
+                raise
+            except Exception as exc:
+                await self._failed("internal", exc)
+                raise
 
     async def _run(self) -> PromptResponse[OutputT]:
         if self._params:
@@ -250,6 +263,8 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                     raise self._still_asking(requested)
                 re_renders += 1
                 self._open(requested, key)
+                chosen = chosen_sections(requested, self._disclosure.policy)
+                record_reopened(self._executions, outcome.halt, chosen, re_renders)
                 earlier = resume_items(history, outcome.skipped, outcome.halt)
                 render = self._render()
                 kept = earlier if self._disclosure.continue_conversation else ()
@@ -268,8 +283,14 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         try:
             rendered = self._prompt.render(visibility_overrides=self._overrides)
         except PromptError as exc:
+            # The caller passed params to evaluate, not render: name the call they made.
+            message = exc.message.replace(
+                "pass an instance to render()",
+                "pass an instance to evaluate() after the prompt, as in "
+                "adapter.evaluate(prompt, Params(...)),",
+            )
             raise PromptEvaluationError(
-                exc.message, prompt_name=self._prompt.name, phase="render"
+                message, prompt_name=self._prompt.name, phase="render"
             ) from exc
         hosted = serialize_hosted_tools(
             rendered.hosted_tools,
@@ -319,13 +340,15 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             deltas += 1
 
         held = HeldText(show, hold=recovering)
-        wire = self._provider.build_request(request)
-        sent = await self._send(wire, held.feed)
-        replayed = deltas == 0 and bool(sent.deltas) and not sent.unpublished
-        if sent.unpublished:  # it ran elsewhere: publish what it streamed, now
-            for text in sent.deltas:
-                held.feed(text)
-        turn = self._provider.read_turn(sent.reply, wire, request)
+        with self._spans.request(self._rounds, self._settings.max_output_tokens):
+            wire = self._provider.build_request(request)
+            sent = await self._send(wire, held.feed)
+            replayed = deltas == 0 and bool(sent.deltas) and not sent.unpublished
+            if sent.unpublished:  # it ran elsewhere: publish what it streamed, now
+                for text in sent.deltas:
+                    held.feed(text)
+            turn = self._provider.read_turn(sent.reply, wire, request)
+            self._spans.replied(turn, sent.reply)
         if recovering:
             offered = frozenset(tool.name for tool in render.rendered.tools)
             turn = with_recovered_calls(turn, offered, round_number=self._rounds)
@@ -406,6 +429,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 deadline=self._deadline,
                 settings=self._settings,
                 on_text=on_text,
+                on_retry=self._retried,
             )
             return _sent(reply=reply, deltas=())
 
@@ -425,10 +449,28 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                 deadline=self._deadline,
                 settings=self._settings,
                 on_text=sink,
+                on_retry=self._retried,
             )
             return Sent(reply=reply, deltas=tuple(streamed))
 
         return await self._steps.send(f"round:{self._rounds}/send", wire, run)
+
+    def _retried(self, attempt: int, delay: float, failure: ProviderError) -> None:
+        """An attempt of this round failed and is tried again: tell the observers."""
+        self._spans.retried(attempt, delay, failure)
+        publish(
+            self._bus,
+            RequestRetried(
+                evaluation_id=self._id,
+                prompt_name=self._prompt.name,
+                round=self._rounds,
+                attempt=attempt,
+                delay=delay,
+                cause=failure.reason,
+                status_code=failure.status_code,
+                error_type=type(failure).__name__,
+            ),
+        )
 
     def _delta(self, index: int, text: str) -> TextDelta:
         return TextDelta(
@@ -574,6 +616,9 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             prompt_name=self._prompt.name,
         )
         text = "" if halt is not None else (turn.text or turn.refusal or "")
+        self._spans.finished(
+            usage=self._usage, rounds=self._rounds, tool_calls=len(self._executions)
+        )
         publish(
             self._bus,
             PromptExecuted(
@@ -655,6 +700,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
             model=self._provider.model,
         )
         publish(self._bus, failure)
+        self._spans.failed(phase, error, usage=self._usage, rounds=self._rounds)
         await self._steps.checkpoint(Progress(round=self._rounds, status="failed", failure=failure))
 
     def _still_asking(self, requested: tuple[SectionPath, ...]) -> PromptEvaluationError:

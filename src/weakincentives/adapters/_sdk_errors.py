@@ -22,6 +22,12 @@ from typing import Any
 
 from weakincentives.adapters._http import is_retryable_status, retry_after_seconds
 from weakincentives.adapters._json import decode_reply
+from weakincentives.adapters._where import (
+    TIMEOUT_HINT,
+    connection_failure,
+    describe_endpoint,
+    status_hint,
+)
 from weakincentives.errors import PromptEvaluationError, ProviderError
 from weakincentives.serde import JSONValue
 
@@ -71,19 +77,25 @@ def mapped_errors(sdk: ModuleType, *, prompt_name: str) -> Iterator[None]:
 
 def _sdk_error(sdk: ModuleType, exc: Exception, prompt_name: str) -> PromptEvaluationError | None:
     """The typed error for an exception the SDK raised while sending, or None."""
+    endpoint = describe_endpoint(_request_of(exc))
     if isinstance(exc, sdk.APITimeoutError):
         return ProviderError(
             "the request timed out",
             prompt_name=prompt_name,
             retryable=True,
             provider_payload={"error": "timeout"},
+            endpoint=endpoint,
+            hint=TIMEOUT_HINT,
         )
     if isinstance(exc, sdk.APIConnectionError):
+        detail, hint = connection_failure(exc, endpoint)
         return ProviderError(
-            f"could not reach the provider: {exc}",
+            f"could not reach the provider: {detail}",
             prompt_name=prompt_name,
             retryable=True,
             provider_payload={"error": "connection"},
+            endpoint=endpoint,
+            hint=hint,
         )
     if not isinstance(exc, sdk.APIStatusError):
         return None
@@ -92,13 +104,17 @@ def _sdk_error(sdk: ModuleType, exc: Exception, prompt_name: str) -> PromptEvalu
     retry_after = retry_after_seconds(headers)
     label = "rate limited" if status == 429 else "the provider answered"
     wait = "" if retry_after is None else f" (retry after {retry_after:g}s)"
+    # The SDK's message repeats the status ("Error code: 401 - ..."); the error names it once.
+    text = _status_message(exc).removeprefix(f"Error code: {status} - ")
     return ProviderError(
-        f"{label} with HTTP {status}{wait}: {_status_message(exc)}",
+        f"{label} with HTTP {status}{wait}: {text}",
         prompt_name=prompt_name,
         status_code=status,
         retry_after=retry_after,
         retryable=is_retryable_status(status, headers),
         provider_payload={"status": status, "body": _jsonable(exc.body)},
+        endpoint=endpoint,
+        hint=status_hint(status, endpoint, sdk.__name__),
     )
 
 
@@ -121,6 +137,9 @@ def _status_message(exc: Any) -> str:
 def _body_error(exc: Exception, prompt_name: str) -> PromptEvaluationError | None:
     """The typed error for an HTTP-library exception raised while the body was read, or None."""
     timeouts, transport, decoding = _body_errors()
+    if not isinstance(exc, timeouts + transport + decoding):
+        return None
+    endpoint = describe_endpoint(_request_of(exc))
     if isinstance(exc, timeouts):
         return ProviderError(
             f"the reply stopped arriving before it was complete ({type(exc).__name__})",
@@ -128,6 +147,7 @@ def _body_error(exc: Exception, prompt_name: str) -> PromptEvaluationError | Non
             retryable=True,
             phase="response",
             provider_payload={"error": "timeout"},
+            endpoint=endpoint,
         )
     if isinstance(exc, transport):
         return ProviderError(
@@ -136,15 +156,22 @@ def _body_error(exc: Exception, prompt_name: str) -> PromptEvaluationError | Non
             retryable=True,
             phase="response",
             provider_payload={"error": "connection"},
+            endpoint=endpoint,
         )
-    if isinstance(exc, decoding):
-        return PromptEvaluationError(
-            f"the reply's content encoding could not be decoded: {exc}",
-            prompt_name=prompt_name,
-            phase="response",
-            provider_payload={"error": "decoding"},
-        )
-    return None
+    return PromptEvaluationError(
+        f"the reply's content encoding could not be decoded: {exc}",
+        prompt_name=prompt_name,
+        phase="response",
+        provider_payload={"error": "decoding"},
+    )
+
+
+def _request_of(exc: Exception) -> object:
+    """The request an HTTP-library error belongs to (its ``request`` property may raise)."""
+    try:
+        return getattr(exc, "request", None)
+    except RuntimeError:  # httpx raises when the error was built without a request
+        return None
 
 
 def decode_body(text: str, *, status: int, prompt_name: str) -> dict[str, JSONValue]:

@@ -27,6 +27,11 @@ class OutputSchema:
     """True when a list answer is wrapped as ``{"items": [...]}``, since providers
     require an object at the top level."""
 
+    @classmethod
+    def of(cls, structured: StructuredOutput) -> OutputSchema:
+        """The schema the loop sends for a declared output (``rendered.structured_output``)."""
+        return output_schema(structured)
+
 
 def output_schema(structured: StructuredOutput) -> OutputSchema:
     """Build the provider-facing schema for a prompt's declared output."""

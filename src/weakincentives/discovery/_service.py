@@ -55,6 +55,7 @@ from weakincentives.discovery._responses import (
     SearchToolsResponse,
     ToolPointer,
 )
+from weakincentives.discovery._traced import traced, traced_async
 from weakincentives.discovery._view import CatalogView
 from weakincentives.errors import ConfigValidationError, CursorError
 from weakincentives.serde import JSONValue, SchemaViolation, validate
@@ -203,6 +204,7 @@ class ToolDiscovery:
             categories=tuple(self._node_pointer(node.path) for node in self._view.children(())),
         )
 
+    @traced("list")
     def list(
         self,
         path: Sequence[str] = (),
@@ -259,6 +261,7 @@ class ToolDiscovery:
         )
         return ListResponse(path=where, nodes=nodes, tools=tools, next_cursor=next_cursor)
 
+    @traced("search_tool_by_category")
     def search_tool_by_category(
         self,
         query: str,
@@ -305,6 +308,7 @@ class ToolDiscovery:
         )
         return SearchToolsResponse(category_path=where, results=results, next_cursor=next_cursor)
 
+    @traced("search_nodes")
     def search_nodes(self, query: str, limit: int = 5) -> SearchNodesResponse:
         """Rank visible categories against ``query``, for callers that do not know where to look."""
         step = self._new_id()
@@ -350,6 +354,7 @@ class ToolDiscovery:
         )
         return SearchNodesResponse(results=results)
 
+    @traced("expand_tool")
     def expand_tool(self, tool_id: str) -> ExpandedTool:
         """Return the full schema of a visible, callable tool.
 
@@ -391,6 +396,7 @@ class ToolDiscovery:
         """
         return run_sync(self.call_tool_async(tool_id, arguments))
 
+    @traced_async("call_tool")
     async def call_tool_async(
         self, tool_id: str, arguments: Mapping[str, JSONValue]
     ) -> CallResponse:

@@ -36,8 +36,7 @@ from weakincentives.mcp._serve import build_server
 from weakincentives.mcp._servers import HttpServer, StdioServer
 from weakincentives.mcp._servers import parse_server as parse_server
 from weakincentives.mcp._toolbox import MCPToolbox
-from weakincentives.mcp._transports import bind_http as bind_http
-from weakincentives.mcp._transports import serve_http, serve_stdio
+from weakincentives.mcp._transports import bind_http, serve_http, serve_stdio
 
 __all__ = [
     "HttpServer",
@@ -46,6 +45,7 @@ __all__ = [
     "MCPNotice",
     "MCPToolbox",
     "StdioServer",
+    "bind_http",
     "build_server",
     "serve_http",
     "serve_stdio",
@@ -56,7 +56,6 @@ __all__ = [
 _INTERNAL = (
     "MCPProtocolError",
     "MCPTimeoutError",
-    "bind_http",
     "parse_server",
 )
 

@@ -91,9 +91,16 @@ class OpenSectionsResult:
     """Visibility of every rendered section when the tool was called."""
 
     def render(self) -> str:
-        """Confirm the request to the model."""
+        """Confirm the request: the sections open when the prompt is rendered again.
+
+        The adapter renders again at once unless its disclosure policy is ``manual``
+        (then the caller does); after it did, the recorded execution says so.
+        """
         keys = ", ".join(dotted(path) for path in self.requested_overrides)
-        return f"Sections requested for expansion: {keys}. Retry prompt with visibility overrides."
+        return (
+            f"Sections requested for expansion: {keys}. They open when the prompt is "
+            "rendered again."
+        )
 
     def telemetry(self) -> Mapping[str, JSONValue]:
         """Facts added to the ``ToolInvoked`` event."""

@@ -17,6 +17,9 @@ from weakincentives.runtime._bus import (
 from weakincentives.runtime._bus import (
     PublishResult as PublishResult,
 )
+from weakincentives.runtime._bus import (
+    Subscription as Subscription,
+)
 from weakincentives.runtime._cost import Cost, ModelPrice, Pricing, PricingError
 from weakincentives.runtime._events import (
     EVENT_DOCUMENT,
@@ -24,6 +27,7 @@ from weakincentives.runtime._events import (
     PromptExecuted,
     PromptFailed,
     PromptRendered,
+    RequestRetried,
     TextDelta,
     TokenUsage,
     ToolInvoked,
@@ -60,6 +64,7 @@ __all__ = [
     "PromptExecuted",
     "PromptFailed",
     "PromptRendered",
+    "RequestRetried",
     "Retention",
     "Session",
     "SessionSnapshot",
@@ -80,6 +85,7 @@ _INTERNAL = (
     "HandlerFailure",
     "PublishResult",
     "SessionStorageError",
+    "Subscription",
     "ToolExecution",
     "execute_tool_call",
     "execute_tool_calls",

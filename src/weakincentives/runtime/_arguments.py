@@ -8,13 +8,18 @@ of the problem for the model.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
+import typing
 from collections.abc import Mapping
+from typing import Any
 
-from weakincentives.errors import ParseError
-from weakincentives.serde import JSONValue, loads
+from weakincentives._bounded import clip
+from weakincentives.errors import ParseError, SerdeError
+from weakincentives.serde import JSONValue, loads, parse
 
-__all__ = ["copy_json", "decode_arguments", "fresh_copy"]
+__all__ = ["copy_json", "decode_arguments", "field_problems", "fresh_copy"]
 
 
 def decode_arguments(arguments: str | Mapping[str, JSONValue]) -> tuple[JSONValue, str | None]:
@@ -54,3 +59,48 @@ def copy_json(value: JSONValue) -> JSONValue:
     if isinstance(value, list):
         return [copy_json(item) for item in value]
     return value
+
+
+def field_problems(params_type: type[Any], arguments: JSONValue) -> list[str]:
+    """Every field-level problem of ``arguments`` for the params dataclass, each with its path.
+
+    Parsing stops at the first problem; a model fixing its call wants them all at
+    once. Each member is checked against its field's type on its own (unknown members,
+    missing required fields, values that do not fit), so the list names each wrong
+    field once. Empty when ``arguments`` is not an object or the type is no dataclass
+    (the first problem then says all there is to say).
+    """
+    if not isinstance(arguments, dict) or not dataclasses.is_dataclass(params_type):
+        return []
+    declared = _declared(params_type)
+    problems: list[str] = []
+    known = ", ".join(declared)
+    for name in arguments:
+        if name not in declared:
+            problems.append(f"unknown field {clip(repr(name), 80)} (fields: {known}) at $.{name}")
+    for name, (hint, required) in declared.items():
+        if name not in arguments:
+            if required:
+                problems.append(f"expected a value (required field), got nothing at $.{name}")
+            continue
+        try:
+            parse(hint, arguments[name])
+        except ParseError as exc:
+            problems.append(f"expected {exc.expected}, got {exc.got} at $.{name}{exc.path[1:]}")
+        except SerdeError:
+            continue
+    return problems
+
+
+@functools.cache
+def _declared(params_type: type[Any]) -> dict[str, tuple[Any, bool]]:
+    """Each field's type and whether it is required, computed once per params type."""
+    hints = typing.get_type_hints(params_type)
+    return {
+        field.name: (
+            hints[field.name],
+            field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING,
+        )
+        for field in dataclasses.fields(params_type)
+        if field.init
+    }

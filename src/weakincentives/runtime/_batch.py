@@ -83,6 +83,10 @@ class _Batch:
         self._max = max_concurrency
         self._limit = asyncio.Semaphore(max_concurrency)
         self._loop = asyncio.get_running_loop()
+        self._context = contextvars.copy_context()
+        """The caller's context: every threaded call runs in a copy of it, whichever drain
+        runs it (a drain that joins later starts from a loop callback, whose own context
+        is a worker thread's, without the caller's variables or its trace span)."""
         self._group: asyncio.TaskGroup | None = None
         self._closed = False
         """No outcome is reported once set (the batch ended, or was interrupted)."""
@@ -185,8 +189,7 @@ class _Batch:
     async def _drain(self) -> None:
         async with self._limit:
             if self._queue and not self._stopped:
-                context = contextvars.copy_context()
-                await self._loop.run_in_executor(self._scope.executor, self._work, context)
+                await self._loop.run_in_executor(self._scope.executor, self._work, self._context)
 
     def _work(self, context: contextvars.Context) -> None:
         """Worker thread: run queued calls, whole, until the queue is empty or closed."""

@@ -20,6 +20,7 @@ __all__ = [
     "PromptExecuted",
     "PromptFailed",
     "PromptRendered",
+    "RequestRetried",
     "TextDelta",
     "TokenUsage",
     "ToolInvoked",
@@ -222,6 +223,31 @@ class OutputRejected:
     """JSON path of the offending value, when the answer was JSON."""
     text: str
     """The rejected answer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestRetried:
+    """A request to the provider failed in a way worth retrying; the loop sends it again.
+
+    Published before the back-off starts, once per retry, so a transcript or a trace
+    shows every attempt that did not count. The failure that ends an exchange is not
+    a retry: it is the evaluation's error (``PromptFailed``).
+    """
+
+    evaluation_id: str
+    prompt_name: str
+    round: int
+    """The round whose request is sent again (1 for the first of the evaluation)."""
+    attempt: int
+    """The attempt that failed: 1 for the first send of the round."""
+    delay: float
+    """Seconds the loop waits before the next attempt."""
+    cause: str
+    """The failure, as the error would say it (endpoint, status and hint included)."""
+    status_code: int | None = None
+    """The HTTP status of the failed attempt, when the provider answered."""
+    error_type: str = "ProviderError"
+    """The class name of the failure."""
 
 
 EVENT_DOCUMENT: DocumentKind[object] = DocumentKind(

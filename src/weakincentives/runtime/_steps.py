@@ -27,8 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
+import weakincentives._tracing as tracing
 from weakincentives._bounded import clip, exception_text, listing, quote
 from weakincentives._direct import direct_constructor
 from weakincentives.errors import ParseError, ToolValidationError
@@ -39,9 +40,12 @@ from weakincentives.prompt import (
     ToolInvocationContext,
     ToolResult,
 )
-from weakincentives.runtime._arguments import decode_arguments, fresh_copy
+from weakincentives.runtime._arguments import decode_arguments, field_problems, fresh_copy
 from weakincentives.runtime._events import ToolInvoked
 from weakincentives.serde import JSONValue, detached, parse, shares_input
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 __all__ = [
     "PreparedCall",
@@ -122,13 +126,18 @@ class PreparedCall:
         "params",
         "recorded_params",
         "result",
+        "span",
         "started",
         "tool",
     )
 
-    def __init__(self, started: datetime, tool: Tool[Any, Any] | None) -> None:
+    def __init__(
+        self, started: datetime, tool: Tool[Any, Any] | None, span: Span | None = None
+    ) -> None:
         self.started = started
         self.tool = tool
+        self.span = span
+        """The call's ``execute_tool`` span (None when tracing is off)."""
         self.arguments: JSONValue = None
         """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
         self.params: object = None
@@ -167,7 +176,7 @@ def prepare(
         tool = tools.get(call.name)
     else:
         tool = next((candidate for candidate in tools if candidate.name == call.name), None)
-    state = PreparedCall(started, tool)
+    state = PreparedCall(started, tool, _call_span(call, tool, scope))
     arguments, problem = decode_arguments(call.arguments)
     state.arguments = arguments
     if tool is None:
@@ -187,9 +196,7 @@ def prepare(
         state.params = parse(spec.params_type, arguments)
     except ParseError as exc:
         logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
-        state.fail(
-            f"Invalid arguments for tool {tool.name!r}: {clip(exc.message, _MESSAGE_LIMIT)}.", exc
-        )
+        state.fail(_invalid_arguments(tool.name, spec.params_type, arguments, exc), exc)
         return state
     invocation = _make_invocation(
         invocation_id=call.call_id,
@@ -208,6 +215,23 @@ def prepare(
     return state
 
 
+def _invalid_arguments(
+    name: str, params_type: type[Any], arguments: JSONValue, error: ParseError
+) -> str:
+    """What was wrong with the arguments: every field's problem when there are several."""
+    problems = field_problems(params_type, arguments)
+    if problems and not any(problem.endswith(f" at {error.path}") for problem in problems):
+        # A constraint of the field's metadata (a bound, a length) only parsing sees.
+        problems.insert(0, error.message)
+    if len(problems) < 2:
+        return f"Invalid arguments for tool {name!r}: {clip(error.message, _MESSAGE_LIMIT)}."
+    listed = "; ".join(problems)
+    return clip(
+        f"Invalid arguments for tool {name!r}: {len(problems)} problems: {listed}.",
+        _MESSAGE_LIMIT,
+    )
+
+
 def _handler_call(state: PreparedCall) -> Callable[[], object]:
     tool = cast("Tool[Any, Any]", state.tool)
     handler = cast("Callable[..., object]", tool.handler)
@@ -221,6 +245,7 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
     """Run the prepared call's handler from the loop: awaited, inline, or on ``scope.executor``."""
     tool = cast("Tool[Any, Any]", state.tool)
     call = _handler_call(state)
+    token = tracing.enter(state.span)  # what the handler does is part of the call's span
     try:
         if tool.is_async or not tool.run_in_thread:
             produced = call()
@@ -244,6 +269,8 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
         return
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Interrupted(exc) from None
+    finally:
+        tracing.leave(token)
     _returned(state, produced)
 
 
@@ -254,9 +281,13 @@ def run_here(state: PreparedCall, loop: asyncio.AbstractEventLoop) -> _Interrupt
     handler's own. An awaitable the handler returns is awaited on ``loop``.
     Returns the interrupt to carry to the loop, if the handler raised one.
     """
-    outcome = _settled(_handler_call(state))
-    if not isinstance(outcome, _Signal | ToolResult) and inspect.isawaitable(outcome):
-        outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
+    token = tracing.enter(state.span)
+    try:
+        outcome = _settled(_handler_call(state))
+        if not isinstance(outcome, _Signal | ToolResult) and inspect.isawaitable(outcome):
+            outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
+    finally:
+        tracing.leave(token)
     if not isinstance(outcome, _Signal):
         _returned(state, outcome)
         return None
@@ -331,6 +362,8 @@ def finish(call: ToolCall, state: PreparedCall, scope: ExecutionScope) -> ToolEx
     """Freeze ``state`` into the execution and its (unpublished) ``ToolInvoked`` event."""
     rendered_output, recorded = _render_output(call.name, state)
     result = cast("ToolResult[Any]", state.result)
+    if state.span is not None:
+        _end_call_span(state.span, result, state.exception)
     event = _make_event(
         evaluation_id=scope.evaluation_id,
         prompt_name=scope.prompt.name,
@@ -401,6 +434,31 @@ def _telemetry(result: ToolResult[Any]) -> Mapping[str, JSONValue]:
 
 
 _NO_TELEMETRY: Mapping[str, JSONValue] = MappingProxyType({})
+
+
+def _call_span(call: ToolCall, tool: Tool[Any, Any] | None, scope: ExecutionScope) -> Span | None:
+    """The call's ``execute_tool`` span (GenAI conventions), or None when tracing is off."""
+    if not tracing.active():
+        return None
+    return tracing.start_span(
+        f"execute_tool {call.name}",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.description": None if tool is None else clip(tool.description, 1_000),
+            "weakincentives.evaluation.id": scope.evaluation_id or None,
+        },
+    )
+
+
+def _end_call_span(span: Span, result: ToolResult[Any], exception: BaseException | None) -> None:
+    """A failed call marks its span (the exception's class, else ``tool_error``); then end it."""
+    if not result.success:
+        kind = "tool_error" if exception is None else type(exception).__name__
+        tracing.fail_span(span, kind, clip(result.message, _MESSAGE_LIMIT))
+    tracing.end_span(span)
 
 
 def _failure(message: str) -> ToolResult[Any]:

@@ -1,4 +1,10 @@
-"""A readable transcript of an evaluation, printed from the events on the bus.
+"""A readable transcript of an evaluation: live from the bus, or afterwards from a record.
+
+:class:`Transcript` prints each step as its event arrives (what the model reads, each
+tool call with its result, each retry, how the evaluation ended); the demo uses it.
+:func:`render_transcript` feeds the same printer from what an evaluation left behind:
+its ``PromptResponse``, a ``Session`` that recorded it, or a session's stored log
+(``store.read(session_id)``), so one implementation prints all of them.
 
 A tool can run another tool inside its own call: discovery's ``call_tool(x)`` runs
 ``x`` through the shared execution path, which publishes ``ToolInvoked`` for ``x``
@@ -14,7 +20,14 @@ import json
 import textwrap
 from typing import TextIO
 
-from weakincentives.runtime import EventBus, PromptExecuted, PromptRendered, ToolInvoked
+from weakincentives.runtime import (
+    EventBus,
+    PromptExecuted,
+    PromptFailed,
+    PromptRendered,
+    RequestRetried,
+    ToolInvoked,
+)
 
 __all__ = ["Transcript"]
 
@@ -41,7 +54,25 @@ class Transcript:
         """Start printing the events published on ``bus``."""
         bus.subscribe(PromptRendered, self.on_rendered)
         bus.subscribe(ToolInvoked, self.on_tool)
+        bus.subscribe(RequestRetried, self.on_retried)
         bus.subscribe(PromptExecuted, self.on_executed)
+        bus.subscribe(PromptFailed, self.on_failed)
+
+    def feed(self, event: object) -> None:
+        """Print ``event`` if it is one a transcript shows; ignore any other."""
+        match event:
+            case PromptRendered():
+                self.on_rendered(event)
+            case ToolInvoked():
+                self.on_tool(event)
+            case RequestRetried():
+                self.on_retried(event)
+            case PromptExecuted():
+                self.on_executed(event)
+            case PromptFailed():
+                self.on_failed(event)
+            case _:
+                pass
 
     def line(self, text: str = "") -> None:
         """Write one line."""
@@ -101,13 +132,19 @@ class Transcript:
         self._shown_calls += 1
         self._show(event, depth=0)
 
+    def on_retried(self, event: RequestRetried) -> None:
+        """Show a request that failed and is sent again, and why."""
+        status = "" if event.status_code is None else f" (HTTP {event.status_code})"
+        self.line(
+            f"  [retry] round {event.round}, attempt {event.attempt} failed{status}; "
+            f"sending again in {event.delay:.2f}s"
+        )
+        for line in textwrap.wrap(event.cause, _WIDTH - 10) or [""]:
+            self.line(f"        -> {line}")
+
     def on_executed(self, event: PromptExecuted) -> None:
         """Show how the evaluation ended; the counts are those of the lines shown above."""
-        orphans = [inner for calls in self._inner.values() for inner in calls]
-        self._inner.clear()
-        for orphan in orphans:
-            self._shown_calls += 1
-            self._show(orphan, depth=0)
+        self._flush_orphans()
         outcome = "halted to open sections" if event.halted else "answered"
         nested = f" (+{self._shown_inner} run inside them)" if self._shown_inner else ""
         usage = event.usage
@@ -115,6 +152,23 @@ class Transcript:
             f"  {outcome} after {event.rounds} round(s), {self._shown_calls} tool call(s)"
             f"{nested}; tokens in {usage.input_tokens}, out {usage.output_tokens}"
         )
+
+    def on_failed(self, event: PromptFailed) -> None:
+        """Show that the evaluation raised, where (its phase) and why."""
+        self._flush_orphans()
+        self.line(
+            f"  FAILED in phase {event.phase} after {event.rounds} round(s), "
+            f"{self._shown_calls} tool call(s): {event.error_type}"
+        )
+        for line in textwrap.wrap(event.message, _WIDTH - 10) or [""]:
+            self.line(f"        -> {line}")
+
+    def _flush_orphans(self) -> None:
+        orphans = [inner for calls in self._inner.values() for inner in calls]
+        self._inner.clear()
+        for orphan in orphans:
+            self._shown_calls += 1
+            self._show(orphan, depth=0)
 
     def _show(self, event: ToolInvoked, *, depth: int) -> None:
         indent = "  " + _STEP * depth
