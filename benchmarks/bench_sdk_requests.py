@@ -16,7 +16,12 @@ to a loopback server in another process:
 Reported per wire and per mode (whole JSON body, streamed): the median of the paired
 runs' CPU time of this process (the server runs elsewhere, so this is the client's own
 cost) and of their wall time, and the ratios ours / bare. The goal (issue 31) is at most
-1.05x. Run: ``.venv/bin/python benchmarks/bench_sdk_requests.py [--repeats N]``.
+1.05x. A third runner gives the floor under both: the SDK's ``post`` with the same body
+and options, the reply read as bytes (and, whole, decoded with ``json.loads``).
+
+Run: ``.venv/bin/python benchmarks/bench_sdk_requests.py [--repeats N] [--baseline REF]``;
+with ``--baseline`` the same rows are measured first with the ``src`` tree of that git
+ref (extracted with ``git archive``), in a subprocess against the same server.
 """
 
 from __future__ import annotations
@@ -25,15 +30,20 @@ import argparse
 import asyncio
 import inspect
 import json
+import os
 import socket
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BytesIO
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import anthropic
@@ -45,6 +55,7 @@ from weakincentives.adapters.anthropic import AnthropicMessages
 from weakincentives.adapters.openai import ChatCompletions, OpenAIResponses
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 
+ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 10
 REPEATS = 15
 type Body = dict[str, Any]
@@ -485,13 +496,59 @@ async def measure(
     }
 
 
+def table(port: int, repeats: int, label: str) -> None:
+    """Measure every wire and mode against the server on ``port`` and print a row each."""
+    for wire in WIRES:
+        for stream in (False, True):
+            result = asyncio.run(measure(wire, port, stream=stream, repeats=repeats))
+            ours, bare, floor = result["ours"], result["bare"], result["floor"]
+            mode = "stream" if stream else "body"
+            print(
+                f"{label:<10}{wire:<11}{mode:<8}{ours[0] * 1e3:>10.2f}{bare[0] * 1e3:>8.2f}"
+                f"{floor[0] * 1e3:>8.2f}{ours[0] / bare[0]:>10.2f}x{ours[0] / floor[0]:>11.2f}x"
+                f"{ours[1] / bare[1]:>14.2f}x{ours[1] / floor[1]:>11.2f}x",
+                flush=True,
+            )
+
+
+def extract(ref: str, into: Path) -> Path | None:
+    """The ``src`` tree of ``ref`` under ``into``, or None when git cannot provide it."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def baseline_table(ref: str, port: int, repeats: int) -> None:
+    """The same rows with the ``src`` tree of ``ref``, in a subprocess on the same server."""
+    with tempfile.TemporaryDirectory() as scratch:
+        source = extract(ref, Path(scratch))
+        if source is None:
+            print(f"(baseline {ref} not available)")
+            return
+        command = [sys.executable, __file__, "--port", str(port), "--repeats", str(repeats)]
+        environment = {**os.environ, "PYTHONPATH": str(source)}
+        subprocess.run([*command, "--label", ref], env=environment, check=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=REPEATS)
+    parser.add_argument("--baseline", help="also measure the src tree of this git ref")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--label", default="current", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve()
+        return 0
+    if args.port is not None:
+        table(args.port, args.repeats, args.label)
         return 0
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -501,19 +558,12 @@ def main() -> int:
         port = int(server.stdout.readline())
         print(f"{ROUNDS} requests of one conversation, median of {args.repeats} rotated runs")
         print(
-            f"{'wire':<11}{'mode':<8}{'cpu ms: ours':>14}{'bare':>8}{'floor':>8}"
-            f"{'ours/bare':>11}{'ours/floor':>12}{'wall: ours/bare':>17}{'ours/floor':>12}"
+            f"{'tree':<10}{'wire':<11}{'mode':<8}{'cpu ms: ours':>10}{'bare':>8}{'floor':>8}"
+            f"{'ours/bare':>11}{'ours/floor':>12}{'wall ours/bare':>15}{'ours/floor':>12}"
         )
-        for wire in WIRES:
-            for stream in (False, True):
-                result = asyncio.run(measure(wire, port, stream=stream, repeats=args.repeats))
-                ours, bare, floor = result["ours"], result["bare"], result["floor"]
-                mode = "stream" if stream else "body"
-                print(
-                    f"{wire:<11}{mode:<8}{ours[0] * 1e3:>14.2f}{bare[0] * 1e3:>8.2f}"
-                    f"{floor[0] * 1e3:>8.2f}{ours[0] / bare[0]:>10.2f}x{ours[0] / floor[0]:>11.2f}x"
-                    f"{ours[1] / bare[1]:>16.2f}x{ours[1] / floor[1]:>11.2f}x"
-                )
+        if args.baseline:
+            baseline_table(args.baseline, port, args.repeats)
+        table(port, args.repeats, "current")
     finally:
         assert server.stdin is not None
         server.stdin.close()
