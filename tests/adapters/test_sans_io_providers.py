@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from weakincentives.adapters._sdk_transport import _named_parameters
+from weakincentives.adapters._sdk_senders import named_parameters
 from weakincentives.adapters.anthropic._schema import anthropic_schema
 from weakincentives.serde import JSONObject
 
@@ -61,9 +61,9 @@ class TestSdkArguments:
         def named(*, model: str, messages: list[Any]) -> None:
             del model, messages
 
-        assert _named_parameters(create) is None
-        assert _named_parameters(named) == frozenset({"model", "messages"})
+        assert named_parameters(create) is None
+        assert named_parameters(named) == frozenset({"model", "messages"})
 
     def test_a_callable_without_a_signature_names_none(self) -> None:
         """Builtins without introspectable signatures fall back to passing everything."""
-        assert _named_parameters(max) is None
+        assert named_parameters(max) is None

@@ -30,6 +30,7 @@ from weakincentives.adapters._sdk_config import (
     check_request_options,
     require_sdk,
 )
+from weakincentives.adapters._sdk_senders import RawPost
 from weakincentives.adapters._sdk_transport import SdkTransport, StreamReaderFactory
 from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
@@ -89,6 +90,10 @@ class SdkProvider[ClientT]:
     MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]]
     ENDPOINT: ClassVar[str]
     """The client attribute path of the resource that sends, e.g. ``chat.completions``."""
+    RAW_POST: ClassVar[RawPost | None] = None
+    """Where ``ENDPOINT.create`` posts, for an endpoint whose ``create`` only walks the
+    body against the SDK's types: the body is then posted as built, without that walk.
+    None: requests go through ``create``."""
 
     def __post_init__(self) -> None:
         owner = type(self)
@@ -127,6 +132,7 @@ class SdkProvider[ClientT]:
             client=connection.client,
             is_async=isinstance(connection.client, getattr(sdk, self.CLIENTS.async_client)),
             endpoint=self._endpoint_of,
+            raw_post=self.RAW_POST,
         )
 
     @property

@@ -1,11 +1,11 @@
 """One attempt through an official SDK client: sync or async, streamed or not.
 
-The ``openai`` and ``anthropic`` SDKs share one generated shape: ``with_options``,
-``with_streaming_response.create``, ``client.timeout`` / ``client.max_retries`` and the
-same ``Timeout`` type. Providers built on them hand this module a request body and get
-back the reply as raw JSON (streamed replies folded into the same JSON by a
-provider-specific :class:`StreamReader`), so each provider reads one shape whichever
-way it arrived. The SDK's own models are never used: they are built without
+The ``openai`` and ``anthropic`` SDKs share one generated shape: ``post``,
+``with_options``, ``with_streaming_response.create``, ``client.timeout`` /
+``client.max_retries`` and the same ``Timeout`` type. Providers built on them hand this
+module a request body and get back the reply as raw JSON (streamed replies folded into
+the same JSON by a provider-specific :class:`StreamReader`), so each provider reads one
+shape whichever way it arrived. The SDK's own models are never used: they are built without
 validation, so an item type the SDK does not know yet would come back as the wrong
 class, while the raw JSON is exactly what the server said.
 """
@@ -13,7 +13,6 @@ class, while the raw JSON is exactly what the server said.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
 import weakref
 from collections.abc import Callable
@@ -23,6 +22,13 @@ from typing import Any, ClassVar, Protocol
 from weakincentives.adapters._blocking import ReplyCutter, run_blocking
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_errors import decode_body, mapped_errors
+from weakincentives.adapters._sdk_senders import (
+    CreateSender,
+    PostedSender,
+    RawPost,
+    Sender,
+    SendSettings,
+)
 from weakincentives.adapters._sse import EventStreamParser, ServerEvent
 from weakincentives.errors import PromptEvaluationError, ProviderError
 from weakincentives.serde import JSONValue
@@ -54,6 +60,8 @@ class SdkTransport:
     Every attempt goes out with the SDK's own retries switched off (the loop retries,
     inside the deadline), an ``x-stainless-retry-count`` header saying which attempt it
     is (as the SDK would send), and a timeout no longer than the time the loop grants.
+    With ``raw_post`` the body is posted as built (:class:`PostedSender`); without it,
+    through the endpoint's ``create`` (:class:`CreateSender`).
     """
 
     def __init__(
@@ -63,12 +71,16 @@ class SdkTransport:
         client: Any,
         is_async: bool,
         endpoint: Callable[[Any], Any],
+        raw_post: RawPost | None = None,
     ) -> None:
         self._sdk = sdk
         self._client = client
         self._is_async = is_async
-        self._endpoint = endpoint(client.with_options(max_retries=0))
-        self._named = _named_parameters(self._endpoint.with_streaming_response.create)
+        self._sender: Sender = (
+            CreateSender(client=client, endpoint=endpoint)
+            if raw_post is None
+            else PostedSender(sdk=sdk, client=client, route=raw_post)
+        )
         self._loops = _LoopBinding(type(client).__name__)
 
     @property
@@ -88,56 +100,38 @@ class SdkTransport:
         The whole attempt, body included, is bounded by ``attempt.timeout``: a slow
         trickle of bytes cannot outlive it, with a sync client as with an async one.
         """
-        arguments = self._arguments(request, attempt, streamed=stream is not None)
+        settings = SendSettings(
+            attempt=attempt.number,
+            timeout=None if attempt.timeout is None else self._bounded_timeout(attempt.timeout),
+            streamed=stream is not None,
+        )
         name = attempt.prompt_name
         try:
             async with asyncio.timeout(attempt.timeout):
                 if self._is_async:
-                    return await self._send_async(arguments, name, on_text, stream)
+                    return await self._send_async(request, settings, name, on_text, stream)
                 cutter = ReplyCutter()
                 return await run_blocking(
-                    lambda forward: self._send_sync(arguments, name, forward, stream, cutter),
+                    lambda forward: self._send_sync(
+                        request, settings, name, forward, stream=stream, cutter=cutter
+                    ),
                     on_text,
                     cutter,
                 )
         except TimeoutError as exc:
             raise timed_out(name) from exc
 
-    def _arguments(self, request: Body, attempt: Attempt, *, streamed: bool) -> dict[str, object]:
-        """``create`` keyword arguments: the body, the attempt's timeout and retry header."""
-        arguments: dict[str, object] = {}
-        extra_body: dict[str, object] = {}
-        for key, value in request.items():
-            if self._named is None or key in self._named:
-                arguments[key] = value
-            else:
-                extra_body[key] = value
-        if extra_body:
-            # A field this SDK version does not name (a newer API option, or a compatible
-            # server's own such as top_k) still goes in the JSON body, as the SDK allows.
-            given = request.get("extra_body")
-            arguments["extra_body"] = {**(given if isinstance(given, dict) else {}), **extra_body}
-        headers = request.get("extra_headers")
-        arguments["extra_headers"] = {
-            **(headers if isinstance(headers, dict) else {}),
-            "x-stainless-retry-count": str(attempt.number - 1),
-        }
-        if attempt.timeout is not None:
-            arguments["timeout"] = self._bounded_timeout(attempt.timeout)
-        if streamed:
-            arguments["stream"] = True
-        return arguments
-
     async def _send_async(
         self,
-        arguments: dict[str, object],
+        request: Body,
+        settings: SendSettings,
         name: str,
         on_text: TextSink,
         stream: StreamReaderFactory | None,
     ) -> Body:
         self._loops.check(self._client, name)
         with mapped_errors(self._sdk, prompt_name=name):
-            async with self._endpoint.with_streaming_response.create(**arguments) as reply:
+            async with self._sender.open_async(request, settings) as reply:
                 if stream is None:
                     data: bytes = await reply.read()
                     return _decode(data, reply.status_code, name)
@@ -150,16 +144,18 @@ class SdkTransport:
 
     def _send_sync(
         self,
-        arguments: dict[str, object],
+        request: Body,
+        settings: SendSettings,
         name: str,
         on_text: TextSink,
+        *,
         stream: StreamReaderFactory | None,
         cutter: ReplyCutter,
     ) -> Body:
         try:
             with (
                 mapped_errors(self._sdk, prompt_name=name),
-                self._endpoint.with_streaming_response.create(**arguments) as reply,
+                self._sender.open_sync(request, settings) as reply,
             ):
                 cutter.reading(reply.http_response)
                 if stream is None:
@@ -190,17 +186,6 @@ class SdkTransport:
                 limits[phase] = remaining if limit is None else min(limit, remaining)
             return self._sdk.Timeout(**limits)
         return remaining
-
-
-def _named_parameters(create: Callable[..., Any]) -> frozenset[str] | None:
-    """The keyword arguments ``create`` names, or None when it takes any (``**kwargs``)."""
-    try:
-        parameters = inspect.signature(create).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
-        return None
-    return frozenset(parameter.name for parameter in parameters)
 
 
 def _decode(data: bytes, status: int, prompt_name: str) -> Body:

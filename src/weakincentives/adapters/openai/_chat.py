@@ -15,6 +15,7 @@ from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import MergedOption, SdkClients
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
+from weakincentives.adapters._sdk_senders import RawPost
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._chat_stream import ChatStreamReader
 from weakincentives.adapters.openai._chat_wire import (
@@ -54,6 +55,9 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
         OPENAI_CLIENTS, key_variable="OPENAI_API_KEY (local servers accept any value)"
     )
     ENDPOINT: ClassVar[str] = "chat.completions"
+    RAW_POST: ClassVar[RawPost | None] = RawPost(
+        path="/chat/completions", options={"security": {"bearer_auth": True}}
+    )
     ADAPTER_NAME: ClassVar[str] = "openai-chat"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
         "model": "is set by the provider (pass model=)",
@@ -75,7 +79,7 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
     )
 
     def build_request(self, turn: TurnRequest) -> Body:
-        """The keyword arguments of ``client.chat.completions.create`` for ``turn``."""
+        """The JSON body of ``POST /chat/completions`` for ``turn`` (``create``'s fields)."""
         body = build_chat_body(turn, self._wire)
         if self.stream:
             # Without include_usage a streamed reply reports no token counts at all.
@@ -91,7 +95,7 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
         return parse_chat_body(reply, request=request, turn=turn)
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
-        """One ``chat.completions.create`` call, streamed when the provider streams."""
+        """One ``POST /chat/completions`` (posted as built), streamed when the provider streams."""
         return await self._send(request, attempt, on_text, _chat_reader)
 
     @property

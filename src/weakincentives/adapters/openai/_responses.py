@@ -17,6 +17,7 @@ from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import MergedOption, SdkClients
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
+from weakincentives.adapters._sdk_senders import RawPost
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
 from weakincentives.adapters.openai._codecs import default_openai_codecs
 from weakincentives.adapters.openai._stream import ResponsesStreamReader
@@ -51,11 +52,15 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
 
     Every attempt goes out with the SDK's own retries switched off (the loop retries,
     inside the deadline) and with a timeout no longer than the time the loop grants.
-    The reply is read as raw JSON, not through the SDK's models: the SDK builds models
-    without validation, so an item type it does not know yet would come back as the
-    wrong class; the raw JSON is exactly what the provider said, which is what codecs
-    parse, what the next round replays and what errors carry. ``request_options``'
-    ``tools``, ``include`` and ``text`` are merged with what the prompt needs.
+    The body, already in wire shape, is posted through the client as ``create`` posts
+    it (same path, auth, headers and options) but without ``create``'s walk over it
+    against the SDK's type definitions, which would cost more than the rest of the
+    request and change nothing in a JSON body. The reply is read as raw JSON, not
+    through the SDK's models: the SDK builds models without validation, so an item type
+    it does not know yet would come back as the wrong class; the raw JSON is exactly
+    what the provider said, which is what codecs parse, what the next round replays and
+    what errors carry. ``request_options``' ``tools``, ``include`` and ``text`` are
+    merged with what the prompt needs.
 
     A catalogue the prompt offers for deferred loading (``ToolDiscoverySection``) is
     declared as deferred namespaces with OpenAI's ``tool_search`` (``tool_search``:
@@ -73,6 +78,9 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
 
     CLIENTS: ClassVar[SdkClients] = OPENAI_CLIENTS
     ENDPOINT: ClassVar[str] = "responses"
+    RAW_POST: ClassVar[RawPost | None] = RawPost(
+        path="/responses", options={"security": {"bearer_auth": True}}
+    )
     ADAPTER_NAME: ClassVar[str] = "openai"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
         "model": "is set by the provider (pass model=)",
@@ -95,7 +103,7 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
     )
 
     def build_request(self, turn: TurnRequest) -> Body:
-        """The keyword arguments of ``client.responses.create`` for ``turn``."""
+        """The JSON body of ``POST /responses`` for ``turn`` (``create``'s fields, as sent)."""
         return build_request_body(
             turn, model=self.model, options=self.request_options, tool_search=self.tool_search
         )
@@ -111,7 +119,7 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
         option_choice(type(self), "tool_search", self.tool_search, ("client", "server", "off"))
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
-        """One ``responses.create`` call, streamed when the provider streams."""
+        """One ``POST /responses``, streamed when the provider streams."""
         return await self._send(request, attempt, on_text, _responses_reader)
 
 
