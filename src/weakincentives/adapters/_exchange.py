@@ -83,14 +83,7 @@ async def exchange[RequestT, ReplyT](
             if remaining is not None and delay >= remaining:
                 raise _deadline_passed(prompt_name, deadline, round_number, retry, exc) from exc
             retry += 1
-            logger.info(
-                "retrying round %d of prompt %r (attempt %d failed) in %.2fs: %s",
-                round_number,
-                prompt_name,
-                retry,
-                delay,
-                exc.reason,
-            )
+            _log_retry(prompt_name, round_number, retry, delay, exc)
             if on_retry is not None:
                 on_retry(retry, delay, exc)
             await settings.sleep(delay)
@@ -115,4 +108,18 @@ def _deadline_passed(
         f"deadline {deadline.isoformat()} passed during round {round_number}{after}{cause}",
         prompt_name=prompt_name,
         phase="request",
+    )
+
+
+def _log_retry(
+    prompt_name: str, round_number: int, failed: int, delay: float, exc: ProviderError
+) -> None:
+    """The documented INFO line for a retry (docs/logging.md)."""
+    logger.info(
+        "retrying round %d of prompt %r (attempt %d failed) in %.2fs: %s",
+        round_number,
+        prompt_name,
+        failed,
+        delay,
+        exc.reason,
     )

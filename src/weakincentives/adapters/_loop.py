@@ -204,12 +204,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         )
         self._ledger = CallLedger(limit=settings.max_identical_calls)
         self._spans = EvaluationSpans(
-            provider,
-            prompt_name=prompt.name,
-            prompt_ns=prompt.ns,
-            prompt_key=prompt.key,
-            evaluation_id=self._id,
-            session_id=self._session.session_id,
+            provider, prompt, evaluation_id=self._id, session_id=self._session.session_id
         )
 
     async def run(self) -> PromptResponse[OutputT]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import weakincentives._tracing as tracing
 from weakincentives.errors import PromptEvaluationError, ProviderError
+from weakincentives.prompt import Prompt
 from weakincentives.runtime import TokenUsage
 
 if TYPE_CHECKING:
@@ -51,10 +52,8 @@ class EvaluationSpans:
     def __init__(
         self,
         provider: Provider[Any, Any],
+        prompt: Prompt[Any],
         *,
-        prompt_name: str,
-        prompt_ns: str,
-        prompt_key: str,
         evaluation_id: str,
         session_id: object,
     ) -> None:
@@ -63,16 +62,16 @@ class EvaluationSpans:
         self._server = _server_of(provider)
         self._request: Span | None = None
         self._span = tracing.start_span(
-            f"invoke_agent {prompt_name}",
+            f"invoke_agent {prompt.name}",
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.provider.name": self._system,
-                "gen_ai.agent.name": prompt_name,
+                "gen_ai.agent.name": prompt.name,
                 "gen_ai.request.model": self._model,
                 "gen_ai.conversation.id": None if session_id is None else str(session_id),
                 "weakincentives.evaluation.id": evaluation_id,
-                "weakincentives.prompt.ns": prompt_ns,
-                "weakincentives.prompt.key": prompt_key,
+                "weakincentives.prompt.ns": prompt.ns,
+                "weakincentives.prompt.key": prompt.key,
             },
         )
 
