@@ -267,7 +267,8 @@ class TestServerErrors:
         openai_loopback.reply(Reply(status=400, body=wired.error_body("'messages' is required")))
         with pytest.raises(ProviderError) as caught:
             wired.adapter(openai_loopback).evaluate(trip_prompt(()), TRIP)
-        assert caught.value.reason == "the provider answered with HTTP 400: 'messages' is required"
+        assert caught.value.detail == "the provider answered with HTTP 400: 'messages' is required"
+        assert caught.value.reason.startswith(caught.value.detail + " (POST http://127.0.0.1:")
         assert caught.value.status_code == 400
 
 

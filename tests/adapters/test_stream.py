@@ -146,16 +146,25 @@ class TestIteration:
             list(stream)
 
     def test_a_failed_evaluation_raises_after_its_events(self) -> None:
-        """The error comes from the iterator once the events before it were yielded."""
+        """The error comes from the iterator once the events before it were yielded.
+
+        Tools are offered, so the first answer asks for a tools-free final turn (the
+        answer's schema goes there); that answer is rejected once, then fails.
+        """
         seen: list[tuple[Any, ...]] = []
+        turns = [
+            ScriptedTurn(text='{"name": 1}'),
+            ScriptedTurn(text="nope"),
+            ScriptedTurn(text="x"),
+        ]
         with pytest.raises(PromptEvaluationError, match="not valid JSON for Owner"):
-            seen.extend(
-                describe(item)
-                for item in OfflineAdapter(
-                    [ScriptedTurn(text='{"name": 1}'), ScriptedTurn(text="nope")]
-                ).stream(owner_prompt())
-            )
-        assert ("OutputRejected",) in seen
+            seen.extend(describe(item) for item in OfflineAdapter(turns).stream(owner_prompt()))
+        assert seen == [
+            ("text", 1, '{"name": 1}'),
+            ("text", 2, "nope"),
+            ("OutputRejected",),
+            ("text", 3, "x"),
+        ]
 
     def test_retries_are_stream_items(self, openai_loopback: OpenAILoopback) -> None:
         """A retried request shows up between the text of the evaluation."""

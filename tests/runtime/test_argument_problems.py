@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from weakincentives.discovery._section import CallToolParams
 from weakincentives.prompt import (
     ExecutionScope,
     MarkdownSection,
@@ -14,6 +15,7 @@ from weakincentives.prompt import (
     ToolResult,
 )
 from weakincentives.runtime import InProcessEventBus, Session, ToolCall, execute_tool_call
+from weakincentives.runtime._arguments import field_problems
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,22 @@ def test_a_constraint_only_parsing_sees_is_kept() -> None:
         'characters, got string "toolong" at $.note while parsing Assign; unknown field '
         "'zz' (fields: owner, count, tags, note) at $.zz."
     )
+
+
+@dataclass(frozen=True)
+class Unresolvable:
+    owner: NotDefinedAnywhere  # type: ignore[name-defined]  # noqa: F821
+
+
+def test_annotations_that_cannot_be_resolved_leave_the_parse_error_alone() -> None:
+    """No per-field list (and no crash) when the field types cannot be resolved."""
+    assert field_problems(Unresolvable, {"owner": 1, "extra": 2}) == []
+
+
+def test_a_published_class_resolves_its_annotations_where_it_was_written() -> None:
+    """CallToolParams is published as weakincentives.discovery; its JSONValue is not there."""
+    assert CallToolParams.__module__ == "weakincentives.discovery"
+    assert field_problems(CallToolParams, {"tool_id": 3, "arguments": "x"}) == [
+        "expected a string, got integer 3 at $.tool_id",
+        'expected an object, got string "x" at $.arguments',
+    ]

@@ -60,7 +60,14 @@ class TestActivityFailures:
     def test_a_retryable_provider_error_keeps_its_delay_and_comes_back_typed(self) -> None:
         """Retryable, with the delay the provider asked for; the workflow reads it back."""
         error = ProviderError(
-            "slow down", prompt_name="p", status_code=429, retry_after=3.0, retryable=True
+            "slow down",
+            prompt_name="p",
+            status_code=429,
+            retry_after=3.0,
+            retryable=True,
+            endpoint="POST https://api.example.com/v1/responses",
+            attempts=2,
+            hint="the provider is throttling",
         )
         failure = _failures.activity_failure(error)
         assert (failure.non_retryable, failure.next_retry_delay, failure.type) == (
@@ -70,12 +77,18 @@ class TestActivityFailures:
         )
         back = _round_trip(error)
         assert isinstance(back, ProviderError)
-        assert (back.status_code, back.retry_after, back.retryable, back.reason) == (
+        assert (back.status_code, back.retry_after, back.retryable, back.detail) == (
             429,
             3.0,
             True,
             "slow down",
         )
+        assert (back.endpoint, back.attempts, back.hint) == (
+            "POST https://api.example.com/v1/responses",
+            2,
+            "the provider is throttling",
+        )
+        assert back.reason == error.reason  # said once, not once per crossing
 
     def test_an_error_of_the_reply_is_not_retried(self) -> None:
         """Phase response, not retryable: it comes back with its phase."""

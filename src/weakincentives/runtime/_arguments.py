@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import sys
 import typing
 from collections.abc import Mapping
 from typing import Any
 
 from weakincentives._bounded import clip
+from weakincentives._exports import defining_module
 from weakincentives.errors import ParseError, SerdeError
 from weakincentives.serde import JSONValue, loads, parse
 
@@ -73,6 +75,8 @@ def field_problems(params_type: type[Any], arguments: JSONValue) -> list[str]:
     if not isinstance(arguments, dict) or not dataclasses.is_dataclass(params_type):
         return []
     declared = _declared(params_type)
+    if declared is None:
+        return []
     problems: list[str] = []
     known = ", ".join(declared)
     for name in arguments:
@@ -93,9 +97,18 @@ def field_problems(params_type: type[Any], arguments: JSONValue) -> list[str]:
 
 
 @functools.cache
-def _declared(params_type: type[Any]) -> dict[str, tuple[Any, bool]]:
-    """Each field's type and whether it is required, computed once per params type."""
-    hints = typing.get_type_hints(params_type)
+def _declared(params_type: type[Any]) -> dict[str, tuple[Any, bool]] | None:
+    """Each field's type and whether it is required, computed once per params type.
+
+    None when the annotations cannot be resolved here (the parse error then says all
+    there is to say). A class published under its package's name resolves them in the
+    module it was written in, as serde does.
+    """
+    module = sys.modules.get(defining_module(params_type))
+    try:
+        hints = typing.get_type_hints(params_type, globalns=vars(module) if module else None)
+    except Exception:  # user annotations can fail in many ways; parsing reported it
+        return None
     return {
         field.name: (
             hints[field.name],

@@ -51,9 +51,13 @@ def activity_failure(error: PromptEvaluationError) -> ApplicationError:
     if isinstance(error, ProviderError):
         retryable = error.retryable
         details |= {
+            "message": error.detail,  # the failure alone: the rest is rebuilt from fields
             "status_code": error.status_code,
             "retry_after": error.retry_after,
             "retryable": error.retryable,
+            "endpoint": error.endpoint,
+            "attempts": error.attempts,
+            "hint": error.hint,
         }
         if error.retryable and error.retry_after is not None and error.retry_after >= 0:
             delay = timedelta(seconds=error.retry_after)
@@ -85,6 +89,9 @@ def step_failure(
                 retry_after=context.get("retry_after"),
                 retryable=bool(context.get("retryable")),
                 phase="response" if context.get("phase") == "response" else "request",
+                endpoint=context.get("endpoint"),
+                attempts=int(context.get("attempts", 1)),
+                hint=context.get("hint"),
             )
         if cause.type == "PayloadTooLargeError":
             return PayloadTooLargeError(
