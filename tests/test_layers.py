@@ -15,7 +15,16 @@ import pytest
 PACKAGE = Path(__file__).parent.parent / "src" / "weakincentives"
 
 # Private modules at the package root are shared utilities below every layer.
-_BASE = {"errors", "_json_value", "_bounded", "_exports", "_direct", "_codegen", "_tracing"}
+_BASE = {
+    "errors",
+    "_json_value",
+    "_bounded",
+    "_closing",
+    "_exports",
+    "_direct",
+    "_codegen",
+    "_tracing",
+}
 
 ALLOWED: dict[str, set[str]] = {
     "_json_value": set(),
@@ -24,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "_direct": {"_codegen"},
     "_bounded": set(),
     "_portal": set(),
+    "_closing": set(),
     "_exports": set(),
     "errors": {"_json_value"},
     "serde": _BASE,

@@ -24,9 +24,9 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
+from weakincentives._closing import AsyncClosing, Closing
 from weakincentives._portal import run_sync
 from weakincentives.adapters._channels import resolve_channels
 from weakincentives.adapters._disclosure import resume_items
@@ -56,7 +56,7 @@ from weakincentives.store import Store, SyncStore
 __all__ = ["Adapter", "evaluate_with_disclosure"]
 
 
-class Adapter[ProviderT: Provider[Any, Any]]:
+class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
     """Evaluates prompts by running the shared tool loop over ``provider``.
 
     ``settings`` (default ``LoopSettings()``) is the one place the loop's limits,
@@ -354,28 +354,6 @@ class Adapter[ProviderT: Provider[Any, Any]]:
     async def aclose(self) -> None:
         """:meth:`close` without blocking the running event loop."""
         await asyncio.to_thread(self.close)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
         """Worker threads for sync handlers, started on demand and reused when idle.

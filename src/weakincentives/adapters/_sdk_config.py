@@ -16,6 +16,7 @@ from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 
 __all__ = [
+    "MERGED_TOOLS",
     "MergedOption",
     "SdkClients",
     "build_client",
@@ -23,6 +24,7 @@ __all__ = [
     "check_model",
     "check_request_options",
     "require_sdk",
+    "reserved_options",
 ]
 
 
@@ -50,6 +52,27 @@ class MergedOption:
     expected: type[object]
     why: str
     """The complaint when the option has another type, e.g. ``must be a list (...)``."""
+
+
+MERGED_TOOLS = MergedOption(
+    key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
+)
+"""``tools``, which every SDK provider extends with the prompt's tools."""
+
+
+def reserved_options(conversation: str, **more: str) -> Mapping[str, str]:
+    """The request options every SDK provider sets itself, then ``more`` (key: why).
+
+    ``conversation`` is the field the provider builds from the prompt (``input``,
+    ``messages``).
+    """
+    return {
+        "model": "is set by the provider (pass model=)",
+        conversation: "is built from the prompt",
+        "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
+        "stream": "is a provider setting (pass stream=True)",
+        **more,
+    }
 
 
 def require_sdk(module: str, *, owner: str) -> ModuleType:

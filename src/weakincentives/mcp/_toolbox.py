@@ -15,11 +15,11 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Self, TextIO
+from typing import Any, TextIO
 
 from mcp import types
 
+from weakincentives._closing import AsyncClosing, Closing
 from weakincentives._portal import run_sync
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog, ToolDiscovery
 from weakincentives.errors import ConfigValidationError, WinkError
@@ -57,7 +57,7 @@ _CHANGES = (
 )
 
 
-class MCPToolbox:
+class MCPToolbox(Closing, AsyncClosing):
     """The tools of connected MCP servers, as a catalogue plus an executor that runs them.
 
     Build one with :meth:`open_async` or :meth:`open`; close it with :meth:`aclose` or
@@ -413,28 +413,6 @@ class MCPToolbox:
     def close(self) -> None:
         """:meth:`aclose` for scripts."""
         run_sync(self.aclose())
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     async def _open(self, spec: ServerSpec) -> MCPConnection:
         return await MCPConnection.open(

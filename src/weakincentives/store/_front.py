@@ -36,6 +36,13 @@ from weakincentives.store._records import (
     Step,
     StoredEvent,
 )
+from weakincentives.store._writes import (
+    ApprovalRequest,
+    CheckpointWrite,
+    EventRows,
+    StepWrite,
+    Verdict,
+)
 
 __all__ = ["CheckedStore"]
 
@@ -110,15 +117,17 @@ class CheckedStore(ABC):
         checked = check_status(status)
         if session_id is not None:
             check_id("session_id", session_id)
-        rows = _event_rows(session_id, events, f"the checkpoint of evaluation {evaluation_id!r}")
-        text = encode(document, record=f"the checkpoint of evaluation {evaluation_id!r}")
+        record = f"the checkpoint of evaluation {evaluation_id!r}"
+        rows = _event_rows(session_id, events, record)
         return await self._save_checkpoint(
-            evaluation_id,
-            round=round,
-            status=checked,
-            session_id=session_id,
-            document=text,
-            events=rows,
+            CheckpointWrite(
+                evaluation_id=evaluation_id,
+                round=round,
+                status=checked,
+                session_id=session_id,
+                document=encode(document, record=record),
+                events=rows,
+            )
         )
 
     async def load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
@@ -155,8 +164,15 @@ class CheckedStore(ABC):
             check_id("session_id", session_id)
         where = f"step {key!r} of evaluation {evaluation_id!r}"
         rows = _event_rows(session_id, events, where)
-        text = encode(document, record=where)
-        return await self._record_step(evaluation_id, key, text, session_id=session_id, events=rows)
+        return await self._record_step(
+            StepWrite(
+                evaluation_id=evaluation_id,
+                key=key,
+                document=encode(document, record=where),
+                session_id=session_id,
+                events=rows,
+            )
+        )
 
     async def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
         """An evaluation's steps in recording order."""
@@ -176,7 +192,9 @@ class CheckedStore(ABC):
             arguments, record=f"the arguments of call {call_id!r} of evaluation {evaluation_id!r}"
         )
         return await self._request_approval(
-            evaluation_id, call_id=call_id, tool_name=tool_name, arguments=text
+            ApprovalRequest(
+                evaluation_id=evaluation_id, call_id=call_id, tool_name=tool_name, arguments=text
+            )
         )
 
     async def decide_approval(
@@ -194,7 +212,7 @@ class CheckedStore(ABC):
         if message is not None:
             check_text("message", message)
         return await self._decide_approval(
-            evaluation_id, call_id, decision=checked, message=message
+            Verdict(evaluation_id=evaluation_id, call_id=call_id, decision=checked, message=message)
         )
 
     async def read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
@@ -211,7 +229,7 @@ class CheckedStore(ABC):
     # -- what a backend implements (arguments checked, documents encoded) -------------
 
     @abstractmethod
-    async def _append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]: ...
+    async def _append(self, session_id: str, rows: EventRows) -> tuple[int, int]: ...
 
     @abstractmethod
     async def _read(
@@ -225,16 +243,7 @@ class CheckedStore(ABC):
     async def _delete_session(self, session_id: str) -> bool: ...
 
     @abstractmethod
-    async def _save_checkpoint(
-        self,
-        evaluation_id: str,
-        *,
-        round: int,
-        status: EvaluationStatus,
-        session_id: str | None,
-        document: str,
-        events: list[tuple[str, str]],
-    ) -> Checkpoint: ...
+    async def _save_checkpoint(self, write: CheckpointWrite) -> Checkpoint: ...
 
     @abstractmethod
     async def _load_checkpoint(self, evaluation_id: str) -> Checkpoint | None: ...
@@ -248,33 +257,16 @@ class CheckedStore(ABC):
     async def _delete_evaluation(self, evaluation_id: str) -> bool: ...
 
     @abstractmethod
-    async def _record_step(
-        self,
-        evaluation_id: str,
-        key: str,
-        document: str,
-        *,
-        session_id: str | None,
-        events: list[tuple[str, str]],
-    ) -> Step: ...
+    async def _record_step(self, write: StepWrite) -> Step: ...
 
     @abstractmethod
     async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]: ...
 
     @abstractmethod
-    async def _request_approval(
-        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: str
-    ) -> Approval: ...
+    async def _request_approval(self, request: ApprovalRequest) -> Approval: ...
 
     @abstractmethod
-    async def _decide_approval(
-        self,
-        evaluation_id: str,
-        call_id: str,
-        *,
-        decision: ApprovalDecision,
-        message: str | None,
-    ) -> Approval: ...
+    async def _decide_approval(self, verdict: Verdict) -> Approval: ...
 
     @abstractmethod
     async def _read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]: ...
@@ -283,9 +275,7 @@ class CheckedStore(ABC):
     async def _pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]: ...
 
 
-def _event_rows(
-    session_id: str | None, events: Sequence[NewEvent], record: str
-) -> list[tuple[str, str]]:
+def _event_rows(session_id: str | None, events: Sequence[NewEvent], record: str) -> EventRows:
     """The encoded events written with ``record`` (none when ``events`` is empty)."""
     if isinstance(events, tuple | list) and not events:
         return []

@@ -21,13 +21,19 @@ from weakincentives.store._postgres_schema import migrate
 from weakincentives.store._records import (
     FORMAT_VERSION,
     Approval,
-    ApprovalDecision,
     Checkpoint,
     EvaluationStatus,
     EvaluationSummary,
     SessionSummary,
     Step,
     StoredEvent,
+)
+from weakincentives.store._writes import (
+    ApprovalRequest,
+    CheckpointWrite,
+    EventRows,
+    StepWrite,
+    Verdict,
 )
 
 if TYPE_CHECKING:
@@ -194,7 +200,7 @@ class PostgresStore(CheckedStore):
 
     # -- the primitives, each one pooled connection -----------------------------------
 
-    async def _append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]:
+    async def _append(self, session_id: str, rows: EventRows) -> tuple[int, int]:
         now = self._now()
         return await self._run(
             "append",
@@ -214,30 +220,11 @@ class PostgresStore(CheckedStore):
     async def _delete_session(self, session_id: str) -> bool:
         return await self._run("delete_session", lambda c: ops.delete_session(c, session_id))
 
-    async def _save_checkpoint(
-        self,
-        evaluation_id: str,
-        *,
-        round: int,
-        status: EvaluationStatus,
-        session_id: str | None,
-        document: str,
-        events: list[tuple[str, str]],
-    ) -> Checkpoint:
+    async def _save_checkpoint(self, write: CheckpointWrite) -> Checkpoint:
         now = self._now()
         return await self._run(
             "save_checkpoint",
-            lambda c: ops.save_checkpoint(
-                c,
-                evaluation_id,
-                round=round,
-                status=status,
-                session_id=session_id,
-                document=document,
-                events=events,
-                format_version=self._format,
-                now=now,
-            ),
+            lambda c: ops.save_checkpoint(c, write, format_version=self._format, now=now),
         )
 
     async def _load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
@@ -256,28 +243,10 @@ class PostgresStore(CheckedStore):
             "delete_evaluation", lambda c: ops.delete_evaluation(c, evaluation_id)
         )
 
-    async def _record_step(
-        self,
-        evaluation_id: str,
-        key: str,
-        document: str,
-        *,
-        session_id: str | None,
-        events: list[tuple[str, str]],
-    ) -> Step:
+    async def _record_step(self, write: StepWrite) -> Step:
         now = self._now()
         return await self._run(
-            "record_step",
-            lambda c: ops.record_step(
-                c,
-                evaluation_id,
-                key,
-                document,
-                session_id=session_id,
-                events=events,
-                format_version=self._format,
-                now=now,
-            ),
+            "record_step", lambda c: ops.record_step(c, write, format_version=self._format, now=now)
         )
 
     async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
@@ -285,43 +254,18 @@ class PostgresStore(CheckedStore):
             "read_steps", lambda c: ops.read_steps(c, evaluation_id, format_version=self._format)
         )
 
-    async def _request_approval(
-        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: str
-    ) -> Approval:
+    async def _request_approval(self, request: ApprovalRequest) -> Approval:
         now = self._now()
         return await self._run(
             "request_approval",
-            lambda c: ops.request_approval(
-                c,
-                evaluation_id,
-                call_id=call_id,
-                tool_name=tool_name,
-                arguments=arguments,
-                format_version=self._format,
-                now=now,
-            ),
+            lambda c: ops.request_approval(c, request, format_version=self._format, now=now),
         )
 
-    async def _decide_approval(
-        self,
-        evaluation_id: str,
-        call_id: str,
-        *,
-        decision: ApprovalDecision,
-        message: str | None,
-    ) -> Approval:
+    async def _decide_approval(self, verdict: Verdict) -> Approval:
         now = self._now()
         return await self._run(
             "decide_approval",
-            lambda c: ops.decide_approval(
-                c,
-                evaluation_id,
-                call_id,
-                decision=decision,
-                message=message,
-                format_version=self._format,
-                now=now,
-            ),
+            lambda c: ops.decide_approval(c, verdict, format_version=self._format, now=now),
         )
 
     async def _read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:

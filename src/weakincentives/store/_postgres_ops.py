@@ -13,22 +13,23 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from weakincentives.errors import (
-    ApprovalConflictError,
-    CheckpointConflictError,
-    FormatVersionError,
-    UnknownApprovalError,
-)
-from weakincentives.store._checks import check_format, decode
+from weakincentives.store import _rows
 from weakincentives.store._records import (
     Approval,
-    ApprovalDecision,
     Checkpoint,
     EvaluationStatus,
     EvaluationSummary,
     SessionSummary,
     Step,
     StoredEvent,
+)
+from weakincentives.store._rows import Row
+from weakincentives.store._writes import (
+    ApprovalRequest,
+    CheckpointWrite,
+    EventRows,
+    StepWrite,
+    Verdict,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ __all__ = [
 ]
 
 type Connection = psycopg.AsyncConnection[Any]
-type Row = tuple[Any, ...]
 
 # One statement: the session row's upsert takes its row lock and yields the new last seq,
 # and the data-modifying CTE inserts the batch numbered up to it (such a CTE always runs
@@ -90,7 +90,7 @@ _APPROVAL_COLUMNS = (
 )
 
 
-async def _rows(connection: Connection, query: str, params: tuple[Any, ...] = ()) -> list[Row]:
+async def _all(connection: Connection, query: str, params: tuple[Any, ...] = ()) -> list[Row]:
     cursor = await connection.execute(query, params)
     return await cursor.fetchall()
 
@@ -100,13 +100,17 @@ async def _row(connection: Connection, query: str, params: tuple[Any, ...]) -> R
     return await cursor.fetchone()
 
 
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC)
+
+
 # -- sessions -------------------------------------------------------------------------
 
 
 async def append(
     connection: Connection,
     session_id: str,
-    rows: list[tuple[str, str]],
+    rows: EventRows,
     *,
     format_version: int,
     now: datetime,
@@ -121,7 +125,7 @@ async def append(
 async def _append_rows(
     connection: Connection,
     session_id: str,
-    rows: list[tuple[str, str]],
+    rows: EventRows,
     *,
     format_version: int,
     now: datetime,
@@ -154,49 +158,23 @@ async def read(
     format_version: int,
 ) -> tuple[StoredEvent, ...]:
     """A session's events after ``after``, in order."""
-    rows = await _rows(
+    rows = await _all(
         connection,
         "SELECT seq, type_name, format_version, document::text, created_at FROM wink_events"
         " WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
         (session_id, after, limit),
     )
-    events: list[StoredEvent] = []
-    for seq, type_name, row_format, document, created_at in rows:
-        if row_format > format_version:
-            raise FormatVersionError(
-                record=f"event {seq} of session {session_id!r}",
-                found=row_format,
-                supported=format_version,
-            )
-        events.append(
-            StoredEvent(
-                session_id=session_id,
-                seq=seq,
-                type_name=type_name,
-                document=decode(document),
-                format_version=row_format,
-                created_at=created_at.astimezone(UTC),
-            )
-        )
-    return tuple(events)
+    return tuple(_rows.event(session_id, row, format_version, _utc) for row in rows)
 
 
 async def list_sessions(connection: Connection) -> tuple[SessionSummary, ...]:
     """Every session, by id."""
-    rows = await _rows(
+    rows = await _all(
         connection,
         "SELECT session_id, last_seq, created_at, updated_at FROM wink_sessions"
         " ORDER BY session_id",
     )
-    return tuple(
-        SessionSummary(
-            session_id=session_id,
-            last_seq=last_seq,
-            created_at=created_at.astimezone(UTC),
-            updated_at=updated_at.astimezone(UTC),
-        )
-        for session_id, last_seq, created_at, updated_at in rows
-    )
+    return tuple(_rows.session_summary(row, _utc) for row in rows)
 
 
 async def delete_session(connection: Connection, session_id: str) -> bool:
@@ -214,16 +192,7 @@ async def delete_session(connection: Connection, session_id: str) -> bool:
 
 
 async def save_checkpoint(
-    connection: Connection,
-    evaluation_id: str,
-    *,
-    round: int,
-    status: EvaluationStatus,
-    session_id: str | None,
-    document: str,
-    events: list[tuple[str, str]],
-    format_version: int,
-    now: datetime,
+    connection: Connection, write: CheckpointWrite, *, format_version: int, now: datetime
 ) -> Checkpoint:
     """Replace the checkpoint unless the stored one is of a later round or format.
 
@@ -233,35 +202,30 @@ async def save_checkpoint(
         saved = await _row(
             connection,
             _SAVE_CHECKPOINT,
-            (evaluation_id, round, status, session_id, format_version, document, now),
+            (
+                write.evaluation_id,
+                write.round,
+                write.status,
+                write.session_id,
+                format_version,
+                write.document,
+                now,
+            ),
         )
         if saved is None:
             stored = await _row(
                 connection,
                 "SELECT round, format_version FROM wink_checkpoints WHERE evaluation_id = %s",
-                (evaluation_id,),
+                (write.evaluation_id,),
             )
             assert stored is not None  # the upsert found it and locked it
-            check_format(
-                stored[1], format_version, record=f"the checkpoint of evaluation {evaluation_id!r}"
-            )
-            raise CheckpointConflictError(
-                evaluation_id=evaluation_id, round=round, stored_round=stored[0]
-            )
-        if events:
-            assert session_id is not None  # checked in front
+            _rows.refuse_checkpoint(write, stored, format_version)
+        if write.events:
+            assert write.session_id is not None  # checked in front
             await _append_rows(
-                connection, session_id, events, format_version=format_version, now=now
+                connection, write.session_id, write.events, format_version=format_version, now=now
             )
-    return Checkpoint(
-        evaluation_id=evaluation_id,
-        round=round,
-        status=status,
-        session_id=session_id,
-        document=decode(document),
-        format_version=format_version,
-        saved_at=now,
-    )
+    return _rows.saved_checkpoint(write, format_version, now)
 
 
 async def load_checkpoint(
@@ -276,41 +240,20 @@ async def load_checkpoint(
     )
     if row is None:
         return None
-    round_, status, session_id, row_format, document, saved_at = row
-    check_format(
-        row_format, format_version, record=f"the checkpoint of evaluation {evaluation_id!r}"
-    )
-    return Checkpoint(
-        evaluation_id=evaluation_id,
-        round=round_,
-        status=status,
-        session_id=session_id,
-        document=decode(document),
-        format_version=row_format,
-        saved_at=saved_at.astimezone(UTC),
-    )
+    return _rows.checkpoint(evaluation_id, row, format_version, _utc)
 
 
 async def list_evaluations(
     connection: Connection, status: EvaluationStatus | None
 ) -> tuple[EvaluationSummary, ...]:
     """Evaluations with a checkpoint, by id."""
-    rows = await _rows(
+    rows = await _all(
         connection,
         "SELECT evaluation_id, round, status, session_id, saved_at FROM wink_checkpoints"
         " WHERE %s::text IS NULL OR status = %s ORDER BY evaluation_id",
         (status, status),
     )
-    return tuple(
-        EvaluationSummary(
-            evaluation_id=evaluation_id,
-            round=round_,
-            status=row_status,
-            session_id=session_id,
-            saved_at=saved_at.astimezone(UTC),
-        )
-        for evaluation_id, round_, row_status, session_id, saved_at in rows
-    )
+    return tuple(_rows.evaluation_summary(row, _utc) for row in rows)
 
 
 async def delete_evaluation(connection: Connection, evaluation_id: str) -> bool:
@@ -331,15 +274,7 @@ async def delete_evaluation(connection: Connection, evaluation_id: str) -> bool:
 
 
 async def record_step(
-    connection: Connection,
-    evaluation_id: str,
-    key: str,
-    document: str,
-    *,
-    session_id: str | None,
-    events: list[tuple[str, str]],
-    format_version: int,
-    now: datetime,
+    connection: Connection, write: StepWrite, *, format_version: int, now: datetime
 ) -> Step:
     """Insert a step unless it exists, and then its events; return the stored step.
 
@@ -352,60 +287,41 @@ async def record_step(
             "INSERT INTO wink_steps (evaluation_id, step_key, format_version, document,"
             " recorded_at) VALUES (%s, %s, %s, %s::json, %s)"
             " ON CONFLICT (evaluation_id, step_key) DO NOTHING",
-            (evaluation_id, key, format_version, document, now),
+            (write.evaluation_id, write.key, format_version, write.document, now),
         )
-        if cursor.rowcount and events:
-            assert session_id is not None  # checked in front
+        if cursor.rowcount and write.events:
+            assert write.session_id is not None  # checked in front
             await _append_rows(
-                connection, session_id, events, format_version=format_version, now=now
+                connection, write.session_id, write.events, format_version=format_version, now=now
             )
         row = await _row(
             connection,
             "SELECT step_key, format_version, document::text, recorded_at FROM wink_steps"
             " WHERE evaluation_id = %s AND step_key = %s",
-            (evaluation_id, key),
+            (write.evaluation_id, write.key),
         )
     assert row is not None  # inserted, or found, inside this transaction
-    return _step(evaluation_id, row, format_version)
+    return _rows.step(write.evaluation_id, row, format_version, _utc)
 
 
 async def read_steps(
     connection: Connection, evaluation_id: str, *, format_version: int
 ) -> tuple[Step, ...]:
     """An evaluation's steps in recording order."""
-    rows = await _rows(
+    rows = await _all(
         connection,
         "SELECT step_key, format_version, document::text, recorded_at FROM wink_steps"
         " WHERE evaluation_id = %s ORDER BY id",
         (evaluation_id,),
     )
-    return tuple(_step(evaluation_id, row, format_version) for row in rows)
-
-
-def _step(evaluation_id: str, row: Row, supported: int) -> Step:
-    key, row_format, document, recorded_at = row
-    check_format(row_format, supported, record=f"step {key!r} of evaluation {evaluation_id!r}")
-    return Step(
-        evaluation_id=evaluation_id,
-        key=key,
-        document=decode(document),
-        format_version=row_format,
-        recorded_at=recorded_at.astimezone(UTC),
-    )
+    return tuple(_rows.step(evaluation_id, row, format_version, _utc) for row in rows)
 
 
 # -- approvals ------------------------------------------------------------------------
 
 
 async def request_approval(
-    connection: Connection,
-    evaluation_id: str,
-    *,
-    call_id: str,
-    tool_name: str,
-    arguments: str,
-    format_version: int,
-    now: datetime,
+    connection: Connection, request: ApprovalRequest, *, format_version: int, now: datetime
 ) -> Approval:
     """Insert a pending approval unless the call has one; return the stored one."""
     async with connection.transaction():
@@ -413,69 +329,59 @@ async def request_approval(
             "INSERT INTO wink_approvals (evaluation_id, call_id, tool_name, format_version,"
             " arguments, requested_at) VALUES (%s, %s, %s, %s, %s::json, %s)"
             " ON CONFLICT (evaluation_id, call_id) DO NOTHING",
-            (evaluation_id, call_id, tool_name, format_version, arguments, now),
+            (
+                request.evaluation_id,
+                request.call_id,
+                request.tool_name,
+                format_version,
+                request.arguments,
+                now,
+            ),
         )
-        row = await _approval_row(connection, evaluation_id, call_id, lock=False)
+        row = await _approval_row(connection, request.evaluation_id, request.call_id, lock=False)
     assert row is not None  # inserted, or found, inside this transaction
-    return _approval(row, format_version)
+    return _rows.approval(row, format_version, _utc)
 
 
 async def decide_approval(
-    connection: Connection,
-    evaluation_id: str,
-    call_id: str,
-    *,
-    decision: ApprovalDecision,
-    message: str | None,
-    format_version: int,
-    now: datetime,
+    connection: Connection, verdict: Verdict, *, format_version: int, now: datetime
 ) -> Approval:
     """Decide a pending approval once (the row is locked while it is decided)."""
     async with connection.transaction():
-        row = await _approval_row(connection, evaluation_id, call_id, lock=True)
-        if row is None:
-            raise UnknownApprovalError(evaluation_id=evaluation_id, call_id=call_id)
-        stored_decision, stored_message = row[6], row[7]
-        if stored_decision is None:
+        stored = await _approval_row(connection, verdict.evaluation_id, verdict.call_id, lock=True)
+        row, changed = _rows.decide(verdict, stored, now)
+        if changed:
             await connection.execute(
                 "UPDATE wink_approvals SET decision = %s, message = %s, decided_at = %s"
                 " WHERE evaluation_id = %s AND call_id = %s",
-                (decision, message, now, evaluation_id, call_id),
+                (verdict.decision, verdict.message, now, verdict.evaluation_id, verdict.call_id),
             )
-            row = (*row[:6], decision, message, now)
-        elif (stored_decision, stored_message) != (decision, message):
-            raise ApprovalConflictError(
-                evaluation_id=evaluation_id,
-                call_id=call_id,
-                decision=decision,
-                stored_decision=stored_decision,
-            )
-    return _approval(row, format_version)
+    return _rows.approval(row, format_version, _utc)
 
 
 async def read_approvals(
     connection: Connection, evaluation_id: str, *, format_version: int
 ) -> tuple[Approval, ...]:
     """An evaluation's approvals in request order."""
-    rows = await _rows(
+    rows = await _all(
         connection,
         f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals WHERE evaluation_id = %s ORDER BY id",
         (evaluation_id,),
     )
-    return tuple(_approval(row, format_version) for row in rows)
+    return tuple(_rows.approval(row, format_version, _utc) for row in rows)
 
 
 async def pending_approvals(
     connection: Connection, evaluation_id: str | None, *, format_version: int
 ) -> tuple[Approval, ...]:
     """Undecided approvals, oldest first."""
-    rows = await _rows(
+    rows = await _all(
         connection,
         f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals WHERE decision IS NULL"
         " AND (%s::text IS NULL OR evaluation_id = %s) ORDER BY requested_at, id",
         (evaluation_id, evaluation_id),
     )
-    return tuple(_approval(row, format_version) for row in rows)
+    return tuple(_rows.approval(row, format_version, _utc) for row in rows)
 
 
 async def _approval_row(
@@ -486,25 +392,4 @@ async def _approval_row(
         f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals"
         f" WHERE evaluation_id = %s AND call_id = %s{' FOR UPDATE' if lock else ''}",
         (evaluation_id, call_id),
-    )
-
-
-def _approval(row: Row, supported: int) -> Approval:
-    evaluation_id, call_id, tool_name, row_format, arguments, requested_at = row[:6]
-    decision, message, decided_at = row[6:]
-    check_format(
-        row_format,
-        supported,
-        record=f"the approval of call {call_id!r} of evaluation {evaluation_id!r}",
-    )
-    return Approval(
-        evaluation_id=evaluation_id,
-        call_id=call_id,
-        tool_name=tool_name,
-        arguments=decode(arguments),
-        format_version=row_format,
-        requested_at=requested_at.astimezone(UTC),
-        decision=decision,
-        message=message,
-        decided_at=None if decided_at is None else decided_at.astimezone(UTC),
     )

@@ -23,7 +23,6 @@ from weakincentives.store._front import CheckedStore
 from weakincentives.store._records import (
     FORMAT_VERSION,
     Approval,
-    ApprovalDecision,
     Checkpoint,
     EvaluationStatus,
     EvaluationSummary,
@@ -33,6 +32,13 @@ from weakincentives.store._records import (
 )
 from weakincentives.store._sqlite_ops import SQLiteOperations
 from weakincentives.store._sqlite_schema import migrate
+from weakincentives.store._writes import (
+    ApprovalRequest,
+    CheckpointWrite,
+    EventRows,
+    StepWrite,
+    Verdict,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -164,7 +170,7 @@ class SQLiteStore(CheckedStore):
 
     # -- the primitives, each one call on the worker thread ---------------------------
 
-    async def _append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]:
+    async def _append(self, session_id: str, rows: EventRows) -> tuple[int, int]:
         return await self._run("append", lambda ops: ops.append(session_id, rows))
 
     async def _read(
@@ -178,27 +184,8 @@ class SQLiteStore(CheckedStore):
     async def _delete_session(self, session_id: str) -> bool:
         return await self._run("delete_session", lambda ops: ops.delete_session(session_id))
 
-    async def _save_checkpoint(
-        self,
-        evaluation_id: str,
-        *,
-        round: int,
-        status: EvaluationStatus,
-        session_id: str | None,
-        document: str,
-        events: list[tuple[str, str]],
-    ) -> Checkpoint:
-        return await self._run(
-            "save_checkpoint",
-            lambda ops: ops.save_checkpoint(
-                evaluation_id,
-                round=round,
-                status=status,
-                session_id=session_id,
-                document=document,
-                events=events,
-            ),
-        )
+    async def _save_checkpoint(self, write: CheckpointWrite) -> Checkpoint:
+        return await self._run("save_checkpoint", lambda ops: ops.save_checkpoint(write))
 
     async def _load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
         return await self._run("load_checkpoint", lambda ops: ops.load_checkpoint(evaluation_id))
@@ -213,49 +200,17 @@ class SQLiteStore(CheckedStore):
             "delete_evaluation", lambda ops: ops.delete_evaluation(evaluation_id)
         )
 
-    async def _record_step(
-        self,
-        evaluation_id: str,
-        key: str,
-        document: str,
-        *,
-        session_id: str | None,
-        events: list[tuple[str, str]],
-    ) -> Step:
-        return await self._run(
-            "record_step",
-            lambda ops: ops.record_step(
-                evaluation_id, key, document, session_id=session_id, events=events
-            ),
-        )
+    async def _record_step(self, write: StepWrite) -> Step:
+        return await self._run("record_step", lambda ops: ops.record_step(write))
 
     async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
         return await self._run("read_steps", lambda ops: ops.read_steps(evaluation_id))
 
-    async def _request_approval(
-        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: str
-    ) -> Approval:
-        return await self._run(
-            "request_approval",
-            lambda ops: ops.request_approval(
-                evaluation_id, call_id=call_id, tool_name=tool_name, arguments=arguments
-            ),
-        )
+    async def _request_approval(self, request: ApprovalRequest) -> Approval:
+        return await self._run("request_approval", lambda ops: ops.request_approval(request))
 
-    async def _decide_approval(
-        self,
-        evaluation_id: str,
-        call_id: str,
-        *,
-        decision: ApprovalDecision,
-        message: str | None,
-    ) -> Approval:
-        return await self._run(
-            "decide_approval",
-            lambda ops: ops.decide_approval(
-                evaluation_id, call_id, decision=decision, message=message
-            ),
-        )
+    async def _decide_approval(self, verdict: Verdict) -> Approval:
+        return await self._run("decide_approval", lambda ops: ops.decide_approval(verdict))
 
     async def _read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
         return await self._run("read_approvals", lambda ops: ops.read_approvals(evaluation_id))

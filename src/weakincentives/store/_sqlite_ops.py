@@ -12,18 +12,11 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 
-from weakincentives.errors import (
-    ApprovalConflictError,
-    CheckpointConflictError,
-    FormatVersionError,
-    UnknownApprovalError,
-)
-from weakincentives.store._checks import check_format, decode, from_text, to_text, utc
+from weakincentives.store import _rows
+from weakincentives.store._checks import from_text, to_text, utc
 from weakincentives.store._records import (
     Approval,
-    ApprovalDecision,
     Checkpoint,
     EvaluationStatus,
     EvaluationSummary,
@@ -31,10 +24,16 @@ from weakincentives.store._records import (
     Step,
     StoredEvent,
 )
+from weakincentives.store._rows import Row
+from weakincentives.store._writes import (
+    ApprovalRequest,
+    CheckpointWrite,
+    EventRows,
+    StepWrite,
+    Verdict,
+)
 
 __all__ = ["SQLiteOperations"]
-
-type Row = tuple[Any, ...]
 
 _APPEND = """
 INSERT INTO wink_sessions (session_id, last_seq, created_at, updated_at) VALUES (?, ?, ?, ?)
@@ -91,14 +90,14 @@ class SQLiteOperations:
 
     # -- sessions ---------------------------------------------------------------------
 
-    def append(self, session_id: str, rows: list[tuple[str, str]]) -> tuple[int, int]:
+    def append(self, session_id: str, rows: EventRows) -> tuple[int, int]:
         """Append encoded (type name, document) rows; return (first, last) seq."""
         now = self._now()
         with self._writing() as connection:
             return self._append_rows(connection, session_id, rows, now)
 
     def _append_rows(
-        self, connection: sqlite3.Connection, session_id: str, rows: list[tuple[str, str]], now: str
+        self, connection: sqlite3.Connection, session_id: str, rows: EventRows, now: str
     ) -> tuple[int, int]:
         """The append itself, inside the caller's write transaction."""
         count = len(rows)
@@ -121,26 +120,7 @@ class SQLiteOperations:
             " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, after, -1 if limit is None else limit),
         ).fetchall()
-        supported = self._format
-        events: list[StoredEvent] = []
-        for seq, type_name, format_version, document, created_at in rows:
-            if format_version > supported:
-                raise FormatVersionError(
-                    record=f"event {seq} of session {session_id!r}",
-                    found=format_version,
-                    supported=supported,
-                )
-            events.append(
-                StoredEvent(
-                    session_id=session_id,
-                    seq=seq,
-                    type_name=type_name,
-                    document=decode(document),
-                    format_version=format_version,
-                    created_at=from_text(created_at),
-                )
-            )
-        return tuple(events)
+        return tuple(_rows.event(session_id, row, self._format, from_text) for row in rows)
 
     def list_sessions(self) -> tuple[SessionSummary, ...]:
         """Every session, by id."""
@@ -148,15 +128,7 @@ class SQLiteOperations:
             "SELECT session_id, last_seq, created_at, updated_at FROM wink_sessions"
             " ORDER BY session_id"
         ).fetchall()
-        return tuple(
-            SessionSummary(
-                session_id=session_id,
-                last_seq=last_seq,
-                created_at=from_text(created_at),
-                updated_at=from_text(updated_at),
-            )
-            for session_id, last_seq, created_at, updated_at in rows
-        )
+        return tuple(_rows.session_summary(row, from_text) for row in rows)
 
     def delete_session(self, session_id: str) -> bool:
         """Delete a session and its events."""
@@ -169,16 +141,7 @@ class SQLiteOperations:
 
     # -- checkpoints ------------------------------------------------------------------
 
-    def save_checkpoint(
-        self,
-        evaluation_id: str,
-        *,
-        round: int,
-        status: EvaluationStatus,
-        session_id: str | None,
-        document: str,
-        events: list[tuple[str, str]],
-    ) -> Checkpoint:
+    def save_checkpoint(self, write: CheckpointWrite) -> Checkpoint:
         """Replace the checkpoint unless the stored one is of a later round or format.
 
         ``events`` go to the session's log in the same transaction, only if it saves.
@@ -187,33 +150,26 @@ class SQLiteOperations:
         with self._writing() as connection:
             saved = connection.execute(
                 _SAVE_CHECKPOINT,
-                (evaluation_id, round, status, session_id, self._format, document, now),
+                (
+                    write.evaluation_id,
+                    write.round,
+                    write.status,
+                    write.session_id,
+                    self._format,
+                    write.document,
+                    now,
+                ),
             ).fetchone()
             if saved is None:
-                stored_round, stored_format = connection.execute(
+                stored = connection.execute(
                     "SELECT round, format_version FROM wink_checkpoints WHERE evaluation_id = ?",
-                    (evaluation_id,),
+                    (write.evaluation_id,),
                 ).fetchone()
-                check_format(
-                    stored_format,
-                    self._format,
-                    record=f"the checkpoint of evaluation {evaluation_id!r}",
-                )
-                raise CheckpointConflictError(
-                    evaluation_id=evaluation_id, round=round, stored_round=stored_round
-                )
-            if events:
-                assert session_id is not None  # checked in front
-                self._append_rows(connection, session_id, events, now)
-        return Checkpoint(
-            evaluation_id=evaluation_id,
-            round=round,
-            status=status,
-            session_id=session_id,
-            document=decode(document),
-            format_version=self._format,
-            saved_at=from_text(now),
-        )
+                _rows.refuse_checkpoint(write, stored, self._format)
+            if write.events:
+                assert write.session_id is not None  # checked in front
+                self._append_rows(connection, write.session_id, write.events, now)
+        return _rows.saved_checkpoint(write, self._format, from_text(now))
 
     def load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
         """The latest checkpoint of an evaluation."""
@@ -224,19 +180,7 @@ class SQLiteOperations:
         ).fetchone()
         if row is None:
             return None
-        round_, status, session_id, format_version, document, saved_at = row
-        check_format(
-            format_version, self._format, record=f"the checkpoint of evaluation {evaluation_id!r}"
-        )
-        return Checkpoint(
-            evaluation_id=evaluation_id,
-            round=round_,
-            status=status,
-            session_id=session_id,
-            document=decode(document),
-            format_version=format_version,
-            saved_at=from_text(saved_at),
-        )
+        return _rows.checkpoint(evaluation_id, row, self._format, from_text)
 
     def list_evaluations(self, status: EvaluationStatus | None) -> tuple[EvaluationSummary, ...]:
         """Evaluations with a checkpoint, by id."""
@@ -247,16 +191,7 @@ class SQLiteOperations:
             rows = self._connection.execute(
                 f"{query} WHERE status = ? ORDER BY evaluation_id", (status,)
             ).fetchall()
-        return tuple(
-            EvaluationSummary(
-                evaluation_id=evaluation_id,
-                round=round_,
-                status=row_status,
-                session_id=session_id,
-                saved_at=from_text(saved_at),
-            )
-            for evaluation_id, round_, row_status, session_id, saved_at in rows
-        )
+        return tuple(_rows.evaluation_summary(row, from_text) for row in rows)
 
     def delete_evaluation(self, evaluation_id: str) -> bool:
         """Delete an evaluation's checkpoint, steps and approvals."""
@@ -270,32 +205,24 @@ class SQLiteOperations:
 
     # -- steps ------------------------------------------------------------------------
 
-    def record_step(
-        self,
-        evaluation_id: str,
-        key: str,
-        document: str,
-        *,
-        session_id: str | None,
-        events: list[tuple[str, str]],
-    ) -> Step:
+    def record_step(self, write: StepWrite) -> Step:
         """Insert a step unless it exists, and then its events; return the stored step."""
         now = self._now()
         with self._writing() as connection:
             inserted = connection.execute(
                 "INSERT INTO wink_steps (evaluation_id, step_key, format_version, document,"
                 " recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (evaluation_id, key, self._format, document, now),
+                (write.evaluation_id, write.key, self._format, write.document, now),
             ).rowcount
-            if inserted and events:
-                assert session_id is not None  # checked in front
-                self._append_rows(connection, session_id, events, now)
+            if inserted and write.events:
+                assert write.session_id is not None  # checked in front
+                self._append_rows(connection, write.session_id, write.events, now)
             row = connection.execute(
                 "SELECT step_key, format_version, document, recorded_at FROM wink_steps"
                 " WHERE evaluation_id = ? AND step_key = ?",
-                (evaluation_id, key),
+                (write.evaluation_id, write.key),
             ).fetchone()
-        return self._step(evaluation_id, row)
+        return _rows.step(write.evaluation_id, row, self._format, from_text)
 
     def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
         """An evaluation's steps in recording order."""
@@ -304,68 +231,48 @@ class SQLiteOperations:
             " WHERE evaluation_id = ? ORDER BY rowid",
             (evaluation_id,),
         ).fetchall()
-        return tuple(self._step(evaluation_id, row) for row in rows)
-
-    def _step(self, evaluation_id: str, row: Row) -> Step:
-        key, format_version, document, recorded_at = row
-        check_format(
-            format_version,
-            self._format,
-            record=f"step {key!r} of evaluation {evaluation_id!r}",
-        )
-        return Step(
-            evaluation_id=evaluation_id,
-            key=key,
-            document=decode(document),
-            format_version=format_version,
-            recorded_at=from_text(recorded_at),
-        )
+        return tuple(_rows.step(evaluation_id, row, self._format, from_text) for row in rows)
 
     # -- approvals --------------------------------------------------------------------
 
-    def request_approval(
-        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: str
-    ) -> Approval:
+    def request_approval(self, request: ApprovalRequest) -> Approval:
         """Insert a pending approval unless the call has one; return the stored one."""
         now = self._now()
         with self._writing() as connection:
             connection.execute(
                 "INSERT INTO wink_approvals (evaluation_id, call_id, tool_name, format_version,"
                 " arguments, requested_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (evaluation_id, call_id, tool_name, self._format, arguments, now),
+                (
+                    request.evaluation_id,
+                    request.call_id,
+                    request.tool_name,
+                    self._format,
+                    request.arguments,
+                    now,
+                ),
             )
-            row = self._approval_row(evaluation_id, call_id)
+            row = self._approval_row(request.evaluation_id, request.call_id)
         assert row is not None  # inserted, or already there, inside this transaction
         return self._approval(row)
 
-    def decide_approval(
-        self,
-        evaluation_id: str,
-        call_id: str,
-        *,
-        decision: ApprovalDecision,
-        message: str | None,
-    ) -> Approval:
+    def decide_approval(self, verdict: Verdict) -> Approval:
         """Decide a pending approval once."""
         now = self._now()
         with self._writing() as connection:
-            row = self._approval_row(evaluation_id, call_id)
-            if row is None:
-                raise UnknownApprovalError(evaluation_id=evaluation_id, call_id=call_id)
-            stored_decision, stored_message = row[6], row[7]
-            if stored_decision is None:
+            row, changed = _rows.decide(
+                verdict, self._approval_row(verdict.evaluation_id, verdict.call_id), now
+            )
+            if changed:
                 connection.execute(
                     "UPDATE wink_approvals SET decision = ?, message = ?, decided_at = ?"
                     " WHERE evaluation_id = ? AND call_id = ?",
-                    (decision, message, now, evaluation_id, call_id),
-                )
-                row = (*row[:6], decision, message, now)
-            elif (stored_decision, stored_message) != (decision, message):
-                raise ApprovalConflictError(
-                    evaluation_id=evaluation_id,
-                    call_id=call_id,
-                    decision=decision,
-                    stored_decision=stored_decision,
+                    (
+                        verdict.decision,
+                        verdict.message,
+                        now,
+                        verdict.evaluation_id,
+                        verdict.call_id,
+                    ),
                 )
         return self._approval(row)
 
@@ -399,21 +306,4 @@ class SQLiteOperations:
         return row
 
     def _approval(self, row: Row) -> Approval:
-        (evaluation_id, call_id, tool_name, format_version, arguments, requested_at) = row[:6]
-        decision, message, decided_at = row[6:]
-        check_format(
-            format_version,
-            self._format,
-            record=f"the approval of call {call_id!r} of evaluation {evaluation_id!r}",
-        )
-        return Approval(
-            evaluation_id=evaluation_id,
-            call_id=call_id,
-            tool_name=tool_name,
-            arguments=decode(arguments),
-            format_version=format_version,
-            requested_at=from_text(requested_at),
-            decision=decision,
-            message=message,
-            decided_at=None if decided_at is None else from_text(decided_at),
-        )
+        return _rows.approval(row, self._format, from_text)

@@ -9,9 +9,9 @@ event loop.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Self
 
+from weakincentives._closing import Closing
 from weakincentives._portal import run_sync
 from weakincentives.serde import JSONValue
 from weakincentives.store._protocol import Store
@@ -30,7 +30,7 @@ from weakincentives.store._records import (
 __all__ = ["SyncStore"]
 
 
-class SyncStore:
+class SyncStore(Closing):
     """A :class:`Store` with blocking methods: ``with SyncStore(SQLiteStore(path)) as store:``.
 
     The methods mean exactly what the :class:`Store` methods of the same names mean.
@@ -52,14 +52,6 @@ class SyncStore:
     def __enter__(self) -> Self:
         self.open()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def open(self) -> None:
         """Connect and create or migrate the schema; idempotent."""

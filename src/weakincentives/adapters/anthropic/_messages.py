@@ -15,7 +15,12 @@ from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
-from weakincentives.adapters._sdk_config import MergedOption, SdkClients
+from weakincentives.adapters._sdk_config import (
+    MERGED_TOOLS,
+    MergedOption,
+    SdkClients,
+    reserved_options,
+)
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
 from weakincentives.adapters._sdk_transport import timed_out
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
@@ -80,16 +85,9 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
     )
     ENDPOINT: ClassVar[str] = "messages"
     ADAPTER_NAME: ClassVar[str] = "anthropic"
-    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
-        "model": "is set by the provider (pass model=)",
-        "messages": "is built from the prompt",
-        "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
-        "stream": "is a provider setting (pass stream=True)",
-    }
+    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("messages")
     MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MergedOption(
-            key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
-        ),
+        MERGED_TOOLS,
         MergedOption(
             key="output_config",
             expected=dict,

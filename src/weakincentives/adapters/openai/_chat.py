@@ -13,7 +13,12 @@ from typing import Any, ClassVar, get_args
 
 from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._provider import Attempt, TextSink
-from weakincentives.adapters._sdk_config import MergedOption, SdkClients
+from weakincentives.adapters._sdk_config import (
+    MERGED_TOOLS,
+    MergedOption,
+    SdkClients,
+    reserved_options,
+)
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
 from weakincentives.adapters._sdk_senders import RawPost
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
@@ -59,18 +64,13 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
         path="/chat/completions", options={"security": {"bearer_auth": True}}
     )
     ADAPTER_NAME: ClassVar[str] = "openai-chat"
-    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
-        "model": "is set by the provider (pass model=)",
-        "messages": "is built from the prompt",
-        "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
-        "stream": "is a provider setting (pass stream=True)",
-        "n": "must stay 1: the provider reads one choice",
-        "response_format": "follows the prompt's output type (pass response_format= instead)",
-    }
+    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options(
+        "messages",
+        n="must stay 1: the provider reads one choice",
+        response_format="follows the prompt's output type (pass response_format= instead)",
+    )
     MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MergedOption(
-            key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
-        ),
+        MERGED_TOOLS,
         MergedOption(
             key="stream_options",
             expected=dict,

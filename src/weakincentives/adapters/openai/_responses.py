@@ -15,7 +15,12 @@ from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
-from weakincentives.adapters._sdk_config import MergedOption, SdkClients
+from weakincentives.adapters._sdk_config import (
+    MERGED_TOOLS,
+    MergedOption,
+    SdkClients,
+    reserved_options,
+)
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
 from weakincentives.adapters._sdk_senders import RawPost
 from weakincentives.adapters._turns import ModelTurn, TurnRequest
@@ -82,16 +87,9 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
         path="/responses", options={"security": {"bearer_auth": True}}
     )
     ADAPTER_NAME: ClassVar[str] = "openai"
-    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = {
-        "model": "is set by the provider (pass model=)",
-        "input": "is built from the prompt",
-        "timeout": "is a client setting (pass timeout=, or evaluate(deadline=))",
-        "stream": "is a provider setting (pass stream=True)",
-    }
+    RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("input")
     MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MergedOption(
-            key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
-        ),
+        MERGED_TOOLS,
         MergedOption(
             key="include",
             expected=list,

@@ -1,0 +1,186 @@
+"""Rows read back into records, and the write rules both backends apply alike.
+
+The two backends select the same columns in the same order; they differ only in how a
+timestamp comes back (ISO text from SQLite, a ``datetime`` from PostgreSQL), so each
+reader takes the backend's ``Stamp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, NoReturn
+
+from weakincentives.errors import (
+    ApprovalConflictError,
+    CheckpointConflictError,
+    FormatVersionError,
+    UnknownApprovalError,
+)
+from weakincentives.store._checks import check_format, decode
+from weakincentives.store._records import (
+    Approval,
+    Checkpoint,
+    EvaluationSummary,
+    SessionSummary,
+    Step,
+    StoredEvent,
+)
+from weakincentives.store._writes import CheckpointWrite, Verdict
+
+__all__ = [
+    "Row",
+    "Stamp",
+    "approval",
+    "checkpoint",
+    "decide",
+    "evaluation_summary",
+    "event",
+    "refuse_checkpoint",
+    "saved_checkpoint",
+    "session_summary",
+    "step",
+]
+
+type Row = tuple[Any, ...]
+type Stamp = Callable[[Any], datetime]
+"""A stored timestamp as an aware UTC datetime."""
+
+
+def event(session_id: str, row: Row, supported: int, stamp: Stamp) -> StoredEvent:
+    """``seq, type_name, format_version, document, created_at`` of ``session_id``."""
+    seq, type_name, format_version, document, created_at = row
+    if format_version > supported:
+        raise FormatVersionError(
+            record=f"event {seq} of session {session_id!r}",
+            found=format_version,
+            supported=supported,
+        )
+    return StoredEvent(
+        session_id=session_id,
+        seq=seq,
+        type_name=type_name,
+        document=decode(document),
+        format_version=format_version,
+        created_at=stamp(created_at),
+    )
+
+
+def session_summary(row: Row, stamp: Stamp) -> SessionSummary:
+    """``session_id, last_seq, created_at, updated_at``."""
+    session_id, last_seq, created_at, updated_at = row
+    return SessionSummary(
+        session_id=session_id,
+        last_seq=last_seq,
+        created_at=stamp(created_at),
+        updated_at=stamp(updated_at),
+    )
+
+
+def checkpoint(evaluation_id: str, row: Row, supported: int, stamp: Stamp) -> Checkpoint:
+    """``round, status, session_id, format_version, document, saved_at``."""
+    round_, status, session_id, format_version, document, saved_at = row
+    check_format(
+        format_version, supported, record=f"the checkpoint of evaluation {evaluation_id!r}"
+    )
+    return Checkpoint(
+        evaluation_id=evaluation_id,
+        round=round_,
+        status=status,
+        session_id=session_id,
+        document=decode(document),
+        format_version=format_version,
+        saved_at=stamp(saved_at),
+    )
+
+
+def saved_checkpoint(write: CheckpointWrite, format_version: int, now: datetime) -> Checkpoint:
+    """The checkpoint ``write`` saved at ``now``."""
+    return Checkpoint(
+        evaluation_id=write.evaluation_id,
+        round=write.round,
+        status=write.status,
+        session_id=write.session_id,
+        document=decode(write.document),
+        format_version=format_version,
+        saved_at=now,
+    )
+
+
+def refuse_checkpoint(write: CheckpointWrite, stored: Row, supported: int) -> NoReturn:
+    """Why a save was refused: the stored ``(round, format_version)`` is ahead of it."""
+    stored_round, stored_format = stored
+    check_format(
+        stored_format, supported, record=f"the checkpoint of evaluation {write.evaluation_id!r}"
+    )
+    raise CheckpointConflictError(
+        evaluation_id=write.evaluation_id, round=write.round, stored_round=stored_round
+    )
+
+
+def evaluation_summary(row: Row, stamp: Stamp) -> EvaluationSummary:
+    """``evaluation_id, round, status, session_id, saved_at``."""
+    evaluation_id, round_, status, session_id, saved_at = row
+    return EvaluationSummary(
+        evaluation_id=evaluation_id,
+        round=round_,
+        status=status,
+        session_id=session_id,
+        saved_at=stamp(saved_at),
+    )
+
+
+def step(evaluation_id: str, row: Row, supported: int, stamp: Stamp) -> Step:
+    """``step_key, format_version, document, recorded_at`` of ``evaluation_id``."""
+    key, format_version, document, recorded_at = row
+    check_format(format_version, supported, record=f"step {key!r} of evaluation {evaluation_id!r}")
+    return Step(
+        evaluation_id=evaluation_id,
+        key=key,
+        document=decode(document),
+        format_version=format_version,
+        recorded_at=stamp(recorded_at),
+    )
+
+
+def approval(row: Row, supported: int, stamp: Stamp) -> Approval:
+    """The approval columns, in the order both backends select them."""
+    evaluation_id, call_id, tool_name, format_version, arguments, requested_at = row[:6]
+    decision, message, decided_at = row[6:]
+    check_format(
+        format_version,
+        supported,
+        record=f"the approval of call {call_id!r} of evaluation {evaluation_id!r}",
+    )
+    return Approval(
+        evaluation_id=evaluation_id,
+        call_id=call_id,
+        tool_name=tool_name,
+        arguments=decode(arguments),
+        format_version=format_version,
+        requested_at=stamp(requested_at),
+        decision=decision,
+        message=message,
+        decided_at=None if decided_at is None else stamp(decided_at),
+    )
+
+
+def decide(verdict: Verdict, row: Row | None, now: object) -> tuple[Row, bool]:
+    """The approval ``row`` once ``verdict`` is applied at ``now``, and whether it changed.
+
+    Unchanged when it already holds the same decision; raises when there is no such
+    approval, or when it was decided otherwise.
+    """
+    if row is None:
+        raise UnknownApprovalError(evaluation_id=verdict.evaluation_id, call_id=verdict.call_id)
+    stored_decision, stored_message = row[6], row[7]
+    if stored_decision is None:
+        return (*row[:6], verdict.decision, verdict.message, now), True
+    if (stored_decision, stored_message) != (verdict.decision, verdict.message):
+        raise ApprovalConflictError(
+            evaluation_id=verdict.evaluation_id,
+            call_id=verdict.call_id,
+            decision=verdict.decision,
+            stored_decision=stored_decision,
+        )
+    return row, False
