@@ -433,7 +433,9 @@ def _airport_discovery(env: Env) -> ToolDiscovery:
     nodes = [CatalogNode(name=d.capitalize(), path=(d.capitalize(),), summary=d) for d in _DOMAINS]
     catalog = ToolCatalog(tools=entries, nodes=nodes)
     return ToolDiscovery(
-        catalog, executor=CallableExecutor(functions=functions), cursor_secret=b"bench-local"
+        catalog,
+        executor=CallableExecutor(functions=functions),
+        cursor_secret=b"bench-local-model-cursors",
     )
 
 
