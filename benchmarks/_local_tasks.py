@@ -565,7 +565,7 @@ def _chain_prompt(env: Env) -> Prompt[Any]:
         except ToolFailedError as exc:
             return ToolResult(message=str(exc), value=None, success=False)
 
-    tools = [Tool.wrap(find_customer), Tool.wrap(get_balance)]
+    tools: list[Tool[Any, Any]] = [Tool.wrap(find_customer), Tool.wrap(get_balance)]
     return Prompt[Balance](
         ns="bench/local",
         key="chain",
