@@ -115,9 +115,7 @@ async def _agents_run(
         cause = error.__cause__ if isinstance(error.__cause__, ToolFailedError) else error
         return f"Tool failed: {cause}"
 
-    tools = [
-        agents.function_tool(tool, failure_error_function=failure) for tool in task.peer_tools(env)
-    ]
+    tools = [_agents_tool(tool, failure) for tool in task.peer_tools(env)]
     agent: Any = agents.Agent(
         name="bench",
         tools=tools,
@@ -133,6 +131,17 @@ async def _agents_run(
         return await _agents_stream(agent, task.instructions, max_rounds)
     finally:
         await client.close()
+
+
+def _agents_tool(function: Callable[..., Any], failure: Callable[..., str]) -> Any:
+    """A strict function tool, or a non-strict one when strict schemas cannot say it.
+
+    The SDK's strict mode refuses free-form objects (``call_tool``'s ``arguments``).
+    """
+    try:
+        return agents.function_tool(function, failure_error_function=failure)
+    except agents.UserError:
+        return agents.function_tool(function, failure_error_function=failure, strict_mode=False)
 
 
 async def _agents_stream(agent: Any, text: str, max_rounds: int) -> PeerOutcome:

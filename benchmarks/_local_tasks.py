@@ -433,7 +433,9 @@ def _airport_discovery(env: Env) -> ToolDiscovery:
     nodes = [CatalogNode(name=d.capitalize(), path=(d.capitalize(),), summary=d) for d in _DOMAINS]
     catalog = ToolCatalog(tools=entries, nodes=nodes)
     return ToolDiscovery(
-        catalog, executor=CallableExecutor(functions=functions), cursor_secret=b"bench-local"
+        catalog,
+        executor=CallableExecutor(functions=functions),
+        cursor_secret=b"bench-local-model-cursors",
     )
 
 
@@ -563,7 +565,7 @@ def _chain_prompt(env: Env) -> Prompt[Any]:
         except ToolFailedError as exc:
             return ToolResult(message=str(exc), value=None, success=False)
 
-    tools = [Tool.wrap(find_customer), Tool.wrap(get_balance)]
+    tools: list[Tool[Any, Any]] = [Tool.wrap(find_customer), Tool.wrap(get_balance)]
     return Prompt[Balance](
         ns="bench/local",
         key="chain",
