@@ -49,7 +49,7 @@ def test_the_readme_opens_with_the_two_commands() -> None:
         "sh",
         "make demo    # run the main job: the demo agent on the offline adapter (about 2 s)",
         "make check   # run the full check: ruff, mypy --strict, "
-        "pytest with branch coverage >= 95 % (3-14 min)",
+        "pytest with branch coverage >= 95 % (about 6 min)",
     ]
 
 
