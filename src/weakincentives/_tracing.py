@@ -118,7 +118,7 @@ def enter(span: Span | None) -> object:
 def leave(token: object) -> None:
     """Undo :func:`enter`; a ``None`` token (no span) does nothing."""
     if token is not None:
-        _context.detach(token)  # type: ignore[arg-type]
+        _context.detach(token)  # type: ignore[arg-type]  # the opaque Token enter() returned
 
 
 def set_attributes(span: Span | None, attributes: Mapping[str, AttributeValue | None]) -> None:

@@ -138,9 +138,9 @@ class TestTheFlag:
             handler=lambda params, *, context: ToolResult(message="x"),
             requires_approval=True,
         )
-        assert always.approval_needed(Target(path="/tmp/x")) is True
+        assert always.approval_needed(Target(path="notes/x.txt")) is True
         assert edit.approval_needed(Target(path="/etc/hosts")) is True
-        assert edit.approval_needed(Target(path="/tmp/x")) is False
+        assert edit.approval_needed(Target(path="notes/x.txt")) is False
         with caplog.at_level(logging.WARNING, logger="weakincentives.prompt"):
             assert edit.approval_needed(Target(path="boom")) is True
         assert "approval policy of tool 'edit' raised" in caplog.text
@@ -261,7 +261,7 @@ class TestOffline:
                 return ScriptedTurn(
                     calls=(
                         ScriptedCall(name="edit", arguments={"path": "/etc/hosts"}, call_id="x"),
-                        ScriptedCall(name="edit", arguments={"path": "/tmp/t"}, call_id="y"),
+                        ScriptedCall(name="edit", arguments={"path": "notes/t.txt"}, call_id="y"),
                         ScriptedCall(name="edit", arguments='{"path": 3}', call_id="z"),
                     )
                 )
@@ -270,7 +270,7 @@ class TestOffline:
         with store:
             response = offline(respond).evaluate(files_prompt(guarded), store=store)
         assert [call.call_id for call in response.pending_approvals] == ["x"]
-        assert ran == ["/tmp/t"]  # the call with bad arguments needed no approval: it failed
+        assert ran == ["notes/t.txt"]  # the call with bad arguments needed no approval: it failed
         assert response.tool_executions[1].result.success is False
 
 

@@ -15,13 +15,13 @@ def test_a_requested_approval_is_pending(store: SyncStore, clock: FakeClock) -> 
     """The request keeps the call's id, tool, arguments and time, and waits for a decision."""
     requested_at = clock.now
     approval = store.request_approval(
-        "e", call_id="call_1", tool_name="delete_file", arguments={"path": "/tmp/x"}
+        "e", call_id="call_1", tool_name="delete_file", arguments={"path": "notes/x.txt"}
     )
     expected = Approval(
         evaluation_id="e",
         call_id="call_1",
         tool_name="delete_file",
-        arguments={"path": "/tmp/x"},
+        arguments={"path": "notes/x.txt"},
         format_version=1,
         requested_at=requested_at,
         decision=None,

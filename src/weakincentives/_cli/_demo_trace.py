@@ -34,9 +34,9 @@ def spans_written_to(path: str | None) -> Iterator[None]:
         return
     try:
         from opentelemetry import trace  # noqa: PLC0415 - optional: only --trace needs it
-        from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
-        from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
-        from opentelemetry.sdk.trace.export import (  # noqa: PLC0415
+        from opentelemetry.sdk.resources import Resource  # noqa: PLC0415 - optional SDK
+        from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 - optional SDK
+        from opentelemetry.sdk.trace.export import (  # noqa: PLC0415 - optional SDK
             ConsoleSpanExporter,
             SimpleSpanProcessor,
         )

@@ -180,7 +180,7 @@ class EvaluationStream[OutputT]:
         """
         iterator = self._iterator
         if iterator is not None:
-            await iterator.aclose()  # type: ignore[attr-defined]
+            await iterator.aclose()  # type: ignore[attr-defined]  # an async generator; typed as its iterator
 
     def __iter__(self) -> Iterator[StreamEvent]:
         events = self.__aiter__()
@@ -192,7 +192,7 @@ class EvaluationStream[OutputT]:
                     return
                 yield item
         finally:
-            run_sync(events.aclose())  # type: ignore[attr-defined]
+            run_sync(events.aclose())  # type: ignore[attr-defined]  # __aiter__ is an async generator
 
     async def _events(self) -> AsyncIterator[StreamEvent]:
         gate = _Gate(self._max_buffered)
@@ -215,7 +215,7 @@ class EvaluationStream[OutputT]:
                 while arrived:
                     event = arrived.popleft()
                     gate.read()
-                    yield event  # type: ignore[misc]
+                    yield event  # type: ignore[misc]  # bus events are the StreamEvent union members
                     if isinstance(event, TextDelta) and self._output_type is not None:
                         if partial is None or partial[0] != event.round:
                             partial = (event.round, PartialFields(self._output_type))
@@ -272,4 +272,4 @@ def _tappable(
             field_name="bus",
             value=bus,
         )
-    return bus, session  # type: ignore[return-value]
+    return bus, session  # type: ignore[return-value]  # bus checked above

@@ -61,7 +61,7 @@ def _events(source: object) -> Iterator[object]:
     if isinstance(source, PromptResponse):
         return _response_events(source)
     if callable(getattr(source, "select", None)) and hasattr(source, "session_id"):
-        return iter(_session_events(source))  # type: ignore[arg-type]
+        return iter(_session_events(source))  # type: ignore[arg-type]  # a Session, by duck type
     if isinstance(source, Iterable) and not isinstance(source, str | bytes):
         # A durable evaluation writes a call's events with its step and the others with
         # the next step, so a stored log is put in publication order the same way.

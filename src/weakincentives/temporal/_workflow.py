@@ -83,7 +83,7 @@ def build_workflow(registry: Registry) -> type[object]:
     name = f"EvaluationWorkflow{next(_NUMBERS)}"
 
     def method[F](function: F) -> F:
-        function.__qualname__ = f"{name}.{function.__name__}"  # type: ignore[attr-defined]
+        function.__qualname__ = f"{name}.{function.__name__}"  # type: ignore[attr-defined]  # F is a function
         return function
 
     @method
