@@ -15,7 +15,7 @@ import pytest
 
 from tests.store.conftest import Backend
 from weakincentives.errors import StoreDatabaseError, StoreUsageError
-from weakincentives.store import NewEvent, PostgresStore, SQLiteStore, SyncStore
+from weakincentives.store import NewEvent, PostgresStore, SQLiteStore, Store, SyncStore
 
 EVENT = [NewEvent(type_name="tests:E", document=1)]
 
@@ -94,6 +94,17 @@ def test_the_sync_face_wraps_the_async_store(backend: Backend) -> None:
     with SyncStore(inner) as store:
         assert store.store is inner
         assert repr(store) == f"SyncStore({inner!r})"
+
+
+def test_the_sync_face_has_every_store_method_with_its_documentation() -> None:
+    """Each blocking method is the protocol's method of the same name, documented as it."""
+    names = [
+        name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")
+    ]
+    assert len(names) == 16
+    for name in names:
+        assert getattr(SyncStore, name).__doc__ == getattr(Store, name).__doc__, name
+    assert repr(SyncStore.read) == "<blocking Store.read>"
 
 
 def test_a_sqlite_file_that_cannot_be_opened_is_a_database_error(tmp_path: Path) -> None:

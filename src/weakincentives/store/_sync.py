@@ -4,30 +4,48 @@ Each call runs the wrapped store's coroutine on the library's one background eve
 (as ``Adapter.evaluate`` runs ``evaluate_async``), so a pooled async store keeps its
 connections on one loop across calls. Do not also use the wrapped store from another
 event loop.
+
+The blocking methods are derived from the :class:`Store` protocol's, so their
+signatures and documentation are the protocol's and cannot drift from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Self
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, Self, overload
 
 from weakincentives._closing import Closing
 from weakincentives._portal import run_sync
-from weakincentives.serde import JSONValue
 from weakincentives.store._protocol import Store
-from weakincentives.store._records import (
-    Approval,
-    ApprovalDecision,
-    Checkpoint,
-    EvaluationStatus,
-    EvaluationSummary,
-    NewEvent,
-    SessionSummary,
-    Step,
-    StoredEvent,
-)
 
 __all__ = ["SyncStore"]
+
+
+class _Blocking[**P, R]:
+    """A :class:`SyncStore` method: the wrapped store's method of the same name, run to its end."""
+
+    def __init__(self, method: Callable[Concatenate[Store, P], Coroutine[Any, Any, R]]) -> None:
+        self._name = method.__name__
+        self.__doc__ = method.__doc__
+
+    def __repr__(self) -> str:
+        return f"<blocking Store.{self._name}>"
+
+    @overload
+    def __get__(self, sync: None, owner: type[SyncStore]) -> Self: ...
+
+    @overload
+    def __get__(self, sync: SyncStore, owner: type[SyncStore]) -> Callable[P, R]: ...
+
+    def __get__(self, sync: SyncStore | None, owner: type[SyncStore]) -> Self | Callable[P, R]:
+        if sync is None:
+            return self
+        method: Callable[P, Coroutine[Any, Any, R]] = getattr(sync._store, self._name)
+
+        def blocking(*args: P.args, **kwargs: P.kwargs) -> R:
+            return run_sync(method(*args, **kwargs))
+
+        return blocking
 
 
 class SyncStore(Closing):
@@ -53,115 +71,22 @@ class SyncStore(Closing):
         self.open()
         return self
 
-    def open(self) -> None:
-        """Connect and create or migrate the schema; idempotent."""
-        run_sync(self._store.open())
-
     def close(self) -> None:
-        """Release the connections; idempotent."""
+        """Release the connections; the store cannot be used again. Idempotent."""
         run_sync(self._store.close())
 
-    def append(self, session_id: str, events: Sequence[NewEvent]) -> tuple[int, int]:
-        """Append a batch in one transaction; return its (first, last) sequence numbers."""
-        return run_sync(self._store.append(session_id, events))
-
-    def read(
-        self, session_id: str, *, after: int = 0, limit: int | None = None
-    ) -> tuple[StoredEvent, ...]:
-        """A session's events with ``seq > after``, in order."""
-        return run_sync(self._store.read(session_id, after=after, limit=limit))
-
-    def list_sessions(self) -> tuple[SessionSummary, ...]:
-        """Every session, by id."""
-        return run_sync(self._store.list_sessions())
-
-    def delete_session(self, session_id: str) -> bool:
-        """Delete a session and its events; False when there was none."""
-        return run_sync(self._store.delete_session(session_id))
-
-    def save_checkpoint(
-        self,
-        evaluation_id: str,
-        *,
-        round: int,
-        status: EvaluationStatus,
-        document: JSONValue,
-        session_id: str | None = None,
-        events: Sequence[NewEvent] = (),
-    ) -> Checkpoint:
-        """Replace the evaluation's checkpoint (and append ``events``); see ``Store``."""
-        return run_sync(
-            self._store.save_checkpoint(
-                evaluation_id,
-                round=round,
-                status=status,
-                document=document,
-                session_id=session_id,
-                events=events,
-            )
-        )
-
-    def load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
-        """The evaluation's latest checkpoint, or None."""
-        return run_sync(self._store.load_checkpoint(evaluation_id))
-
-    def list_evaluations(
-        self, *, status: EvaluationStatus | None = None
-    ) -> tuple[EvaluationSummary, ...]:
-        """Evaluations with a checkpoint (of ``status``, if given), by id."""
-        return run_sync(self._store.list_evaluations(status=status))
-
-    def delete_evaluation(self, evaluation_id: str) -> bool:
-        """Delete an evaluation's checkpoint, steps and approvals."""
-        return run_sync(self._store.delete_evaluation(evaluation_id))
-
-    def record_step(
-        self,
-        evaluation_id: str,
-        key: str,
-        document: JSONValue,
-        *,
-        session_id: str | None = None,
-        events: Sequence[NewEvent] = (),
-    ) -> Step:
-        """Record a step once (with its events); the stored step when it already exists."""
-        return run_sync(
-            self._store.record_step(
-                evaluation_id, key, document, session_id=session_id, events=events
-            )
-        )
-
-    def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
-        """An evaluation's steps in recording order."""
-        return run_sync(self._store.read_steps(evaluation_id))
-
-    def request_approval(
-        self, evaluation_id: str, *, call_id: str, tool_name: str, arguments: JSONValue
-    ) -> Approval:
-        """Store a call as waiting for approval; the stored request when it exists."""
-        return run_sync(
-            self._store.request_approval(
-                evaluation_id, call_id=call_id, tool_name=tool_name, arguments=arguments
-            )
-        )
-
-    def decide_approval(
-        self,
-        evaluation_id: str,
-        call_id: str,
-        *,
-        decision: ApprovalDecision,
-        message: str | None = None,
-    ) -> Approval:
-        """Decide a waiting call once; deciding again identically is a no-op."""
-        return run_sync(
-            self._store.decide_approval(evaluation_id, call_id, decision=decision, message=message)
-        )
-
-    def read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
-        """An evaluation's approvals, pending and decided, in request order."""
-        return run_sync(self._store.read_approvals(evaluation_id))
-
-    def pending_approvals(self, evaluation_id: str | None = None) -> tuple[Approval, ...]:
-        """Approvals waiting for a decision, oldest first."""
-        return run_sync(self._store.pending_approvals(evaluation_id))
+    open = _Blocking(Store.open)
+    append = _Blocking(Store.append)
+    read = _Blocking(Store.read)
+    list_sessions = _Blocking(Store.list_sessions)
+    delete_session = _Blocking(Store.delete_session)
+    save_checkpoint = _Blocking(Store.save_checkpoint)
+    load_checkpoint = _Blocking(Store.load_checkpoint)
+    list_evaluations = _Blocking(Store.list_evaluations)
+    delete_evaluation = _Blocking(Store.delete_evaluation)
+    record_step = _Blocking(Store.record_step)
+    read_steps = _Blocking(Store.read_steps)
+    request_approval = _Blocking(Store.request_approval)
+    decide_approval = _Blocking(Store.decide_approval)
+    read_approvals = _Blocking(Store.read_approvals)
+    pending_approvals = _Blocking(Store.pending_approvals)
