@@ -15,26 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from weakincentives.errors import StoreDatabaseError, StoreUsageError
 from weakincentives.store import _postgres_ops as ops
+from weakincentives.store import _records, _writes
 from weakincentives.store._checks import utc, writer_format
 from weakincentives.store._front import CheckedStore
 from weakincentives.store._postgres_schema import migrate
-from weakincentives.store._records import (
-    FORMAT_VERSION,
-    Approval,
-    Checkpoint,
-    EvaluationStatus,
-    EvaluationSummary,
-    SessionSummary,
-    Step,
-    StoredEvent,
-)
-from weakincentives.store._writes import (
-    ApprovalRequest,
-    CheckpointWrite,
-    EventRows,
-    StepWrite,
-    Verdict,
-)
+from weakincentives.store._records import FORMAT_VERSION
 
 if TYPE_CHECKING:
     import psycopg
@@ -200,7 +185,7 @@ class PostgresStore(CheckedStore):
 
     # -- the primitives, each one pooled connection -----------------------------------
 
-    async def _append(self, session_id: str, rows: EventRows) -> tuple[int, int]:
+    async def _append(self, session_id: str, rows: _writes.EventRows) -> tuple[int, int]:
         now = self._now()
         return await self._run(
             "append",
@@ -209,33 +194,33 @@ class PostgresStore(CheckedStore):
 
     async def _read(
         self, session_id: str, after: int, limit: int | None
-    ) -> tuple[StoredEvent, ...]:
+    ) -> tuple[_records.StoredEvent, ...]:
         return await self._run(
             "read", lambda c: ops.read(c, session_id, after, limit, format_version=self._format)
         )
 
-    async def _list_sessions(self) -> tuple[SessionSummary, ...]:
+    async def _list_sessions(self) -> tuple[_records.SessionSummary, ...]:
         return await self._run("list_sessions", ops.list_sessions)
 
     async def _delete_session(self, session_id: str) -> bool:
         return await self._run("delete_session", lambda c: ops.delete_session(c, session_id))
 
-    async def _save_checkpoint(self, write: CheckpointWrite) -> Checkpoint:
+    async def _save_checkpoint(self, write: _writes.CheckpointWrite) -> _records.Checkpoint:
         now = self._now()
         return await self._run(
             "save_checkpoint",
             lambda c: ops.save_checkpoint(c, write, format_version=self._format, now=now),
         )
 
-    async def _load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
+    async def _load_checkpoint(self, evaluation_id: str) -> _records.Checkpoint | None:
         return await self._run(
             "load_checkpoint",
             lambda c: ops.load_checkpoint(c, evaluation_id, format_version=self._format),
         )
 
     async def _list_evaluations(
-        self, status: EvaluationStatus | None
-    ) -> tuple[EvaluationSummary, ...]:
+        self, status: _records.EvaluationStatus | None
+    ) -> tuple[_records.EvaluationSummary, ...]:
         return await self._run("list_evaluations", lambda c: ops.list_evaluations(c, status))
 
     async def _delete_evaluation(self, evaluation_id: str) -> bool:
@@ -243,38 +228,38 @@ class PostgresStore(CheckedStore):
             "delete_evaluation", lambda c: ops.delete_evaluation(c, evaluation_id)
         )
 
-    async def _record_step(self, write: StepWrite) -> Step:
+    async def _record_step(self, write: _writes.StepWrite) -> _records.Step:
         now = self._now()
         return await self._run(
             "record_step", lambda c: ops.record_step(c, write, format_version=self._format, now=now)
         )
 
-    async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
+    async def _read_steps(self, evaluation_id: str) -> tuple[_records.Step, ...]:
         return await self._run(
             "read_steps", lambda c: ops.read_steps(c, evaluation_id, format_version=self._format)
         )
 
-    async def _request_approval(self, request: ApprovalRequest) -> Approval:
+    async def _request_approval(self, request: _writes.ApprovalRequest) -> _records.Approval:
         now = self._now()
         return await self._run(
             "request_approval",
             lambda c: ops.request_approval(c, request, format_version=self._format, now=now),
         )
 
-    async def _decide_approval(self, verdict: Verdict) -> Approval:
+    async def _decide_approval(self, verdict: _writes.Verdict) -> _records.Approval:
         now = self._now()
         return await self._run(
             "decide_approval",
             lambda c: ops.decide_approval(c, verdict, format_version=self._format, now=now),
         )
 
-    async def _read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
+    async def _read_approvals(self, evaluation_id: str) -> tuple[_records.Approval, ...]:
         return await self._run(
             "read_approvals",
             lambda c: ops.read_approvals(c, evaluation_id, format_version=self._format),
         )
 
-    async def _pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]:
+    async def _pending_approvals(self, evaluation_id: str | None) -> tuple[_records.Approval, ...]:
         return await self._run(
             "pending_approvals",
             lambda c: ops.pending_approvals(c, evaluation_id, format_version=self._format),

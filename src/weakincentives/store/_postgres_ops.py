@@ -13,24 +13,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from weakincentives.store import _rows
-from weakincentives.store._records import (
-    Approval,
-    Checkpoint,
-    EvaluationStatus,
-    EvaluationSummary,
-    SessionSummary,
-    Step,
-    StoredEvent,
-)
+from weakincentives.store import _records, _rows, _writes
 from weakincentives.store._rows import Row
-from weakincentives.store._writes import (
-    ApprovalRequest,
-    CheckpointWrite,
-    EventRows,
-    StepWrite,
-    Verdict,
-)
 
 if TYPE_CHECKING:
     import psycopg
@@ -110,7 +94,7 @@ def _utc(moment: datetime) -> datetime:
 async def append(
     connection: Connection,
     session_id: str,
-    rows: EventRows,
+    rows: _writes.EventRows,
     *,
     format_version: int,
     now: datetime,
@@ -125,7 +109,7 @@ async def append(
 async def _append_rows(
     connection: Connection,
     session_id: str,
-    rows: EventRows,
+    rows: _writes.EventRows,
     *,
     format_version: int,
     now: datetime,
@@ -156,7 +140,7 @@ async def read(
     limit: int | None,
     *,
     format_version: int,
-) -> tuple[StoredEvent, ...]:
+) -> tuple[_records.StoredEvent, ...]:
     """A session's events after ``after``, in order."""
     rows = await _all(
         connection,
@@ -167,7 +151,7 @@ async def read(
     return tuple(_rows.event(session_id, row, format_version, _utc) for row in rows)
 
 
-async def list_sessions(connection: Connection) -> tuple[SessionSummary, ...]:
+async def list_sessions(connection: Connection) -> tuple[_records.SessionSummary, ...]:
     """Every session, by id."""
     rows = await _all(
         connection,
@@ -192,8 +176,8 @@ async def delete_session(connection: Connection, session_id: str) -> bool:
 
 
 async def save_checkpoint(
-    connection: Connection, write: CheckpointWrite, *, format_version: int, now: datetime
-) -> Checkpoint:
+    connection: Connection, write: _writes.CheckpointWrite, *, format_version: int, now: datetime
+) -> _records.Checkpoint:
     """Replace the checkpoint unless the stored one is of a later round or format.
 
     ``events`` go to the session's log in the same transaction, only if it saves.
@@ -230,7 +214,7 @@ async def save_checkpoint(
 
 async def load_checkpoint(
     connection: Connection, evaluation_id: str, *, format_version: int
-) -> Checkpoint | None:
+) -> _records.Checkpoint | None:
     """The latest checkpoint of an evaluation."""
     row = await _row(
         connection,
@@ -244,8 +228,8 @@ async def load_checkpoint(
 
 
 async def list_evaluations(
-    connection: Connection, status: EvaluationStatus | None
-) -> tuple[EvaluationSummary, ...]:
+    connection: Connection, status: _records.EvaluationStatus | None
+) -> tuple[_records.EvaluationSummary, ...]:
     """Evaluations with a checkpoint, by id."""
     rows = await _all(
         connection,
@@ -274,8 +258,8 @@ async def delete_evaluation(connection: Connection, evaluation_id: str) -> bool:
 
 
 async def record_step(
-    connection: Connection, write: StepWrite, *, format_version: int, now: datetime
-) -> Step:
+    connection: Connection, write: _writes.StepWrite, *, format_version: int, now: datetime
+) -> _records.Step:
     """Insert a step unless it exists, and then its events; return the stored step.
 
     Under READ COMMITTED the insert waits for a concurrent writer of the same key; if
@@ -306,7 +290,7 @@ async def record_step(
 
 async def read_steps(
     connection: Connection, evaluation_id: str, *, format_version: int
-) -> tuple[Step, ...]:
+) -> tuple[_records.Step, ...]:
     """An evaluation's steps in recording order."""
     rows = await _all(
         connection,
@@ -321,8 +305,8 @@ async def read_steps(
 
 
 async def request_approval(
-    connection: Connection, request: ApprovalRequest, *, format_version: int, now: datetime
-) -> Approval:
+    connection: Connection, request: _writes.ApprovalRequest, *, format_version: int, now: datetime
+) -> _records.Approval:
     """Insert a pending approval unless the call has one; return the stored one."""
     async with connection.transaction():
         await connection.execute(
@@ -344,8 +328,8 @@ async def request_approval(
 
 
 async def decide_approval(
-    connection: Connection, verdict: Verdict, *, format_version: int, now: datetime
-) -> Approval:
+    connection: Connection, verdict: _writes.Verdict, *, format_version: int, now: datetime
+) -> _records.Approval:
     """Decide a pending approval once (the row is locked while it is decided)."""
     async with connection.transaction():
         stored = await _approval_row(connection, verdict.evaluation_id, verdict.call_id, lock=True)
@@ -361,7 +345,7 @@ async def decide_approval(
 
 async def read_approvals(
     connection: Connection, evaluation_id: str, *, format_version: int
-) -> tuple[Approval, ...]:
+) -> tuple[_records.Approval, ...]:
     """An evaluation's approvals in request order."""
     rows = await _all(
         connection,
@@ -373,7 +357,7 @@ async def read_approvals(
 
 async def pending_approvals(
     connection: Connection, evaluation_id: str | None, *, format_version: int
-) -> tuple[Approval, ...]:
+) -> tuple[_records.Approval, ...]:
     """Undecided approvals, oldest first."""
     rows = await _all(
         connection,

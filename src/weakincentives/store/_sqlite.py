@@ -18,27 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from weakincentives.errors import StoreDatabaseError, StoreUsageError
+from weakincentives.store import _records, _writes
 from weakincentives.store._checks import utc, writer_format
 from weakincentives.store._front import CheckedStore
-from weakincentives.store._records import (
-    FORMAT_VERSION,
-    Approval,
-    Checkpoint,
-    EvaluationStatus,
-    EvaluationSummary,
-    SessionSummary,
-    Step,
-    StoredEvent,
-)
+from weakincentives.store._records import FORMAT_VERSION
 from weakincentives.store._sqlite_ops import SQLiteOperations
 from weakincentives.store._sqlite_schema import migrate
-from weakincentives.store._writes import (
-    ApprovalRequest,
-    CheckpointWrite,
-    EventRows,
-    StepWrite,
-    Verdict,
-)
 
 __all__ = ["SQLiteStore"]
 
@@ -170,29 +155,29 @@ class SQLiteStore(CheckedStore):
 
     # -- the primitives, each one call on the worker thread ---------------------------
 
-    async def _append(self, session_id: str, rows: EventRows) -> tuple[int, int]:
+    async def _append(self, session_id: str, rows: _writes.EventRows) -> tuple[int, int]:
         return await self._run("append", lambda ops: ops.append(session_id, rows))
 
     async def _read(
         self, session_id: str, after: int, limit: int | None
-    ) -> tuple[StoredEvent, ...]:
+    ) -> tuple[_records.StoredEvent, ...]:
         return await self._run("read", lambda ops: ops.read(session_id, after, limit))
 
-    async def _list_sessions(self) -> tuple[SessionSummary, ...]:
+    async def _list_sessions(self) -> tuple[_records.SessionSummary, ...]:
         return await self._run("list_sessions", lambda ops: ops.list_sessions())
 
     async def _delete_session(self, session_id: str) -> bool:
         return await self._run("delete_session", lambda ops: ops.delete_session(session_id))
 
-    async def _save_checkpoint(self, write: CheckpointWrite) -> Checkpoint:
+    async def _save_checkpoint(self, write: _writes.CheckpointWrite) -> _records.Checkpoint:
         return await self._run("save_checkpoint", lambda ops: ops.save_checkpoint(write))
 
-    async def _load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
+    async def _load_checkpoint(self, evaluation_id: str) -> _records.Checkpoint | None:
         return await self._run("load_checkpoint", lambda ops: ops.load_checkpoint(evaluation_id))
 
     async def _list_evaluations(
-        self, status: EvaluationStatus | None
-    ) -> tuple[EvaluationSummary, ...]:
+        self, status: _records.EvaluationStatus | None
+    ) -> tuple[_records.EvaluationSummary, ...]:
         return await self._run("list_evaluations", lambda ops: ops.list_evaluations(status))
 
     async def _delete_evaluation(self, evaluation_id: str) -> bool:
@@ -200,22 +185,22 @@ class SQLiteStore(CheckedStore):
             "delete_evaluation", lambda ops: ops.delete_evaluation(evaluation_id)
         )
 
-    async def _record_step(self, write: StepWrite) -> Step:
+    async def _record_step(self, write: _writes.StepWrite) -> _records.Step:
         return await self._run("record_step", lambda ops: ops.record_step(write))
 
-    async def _read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
+    async def _read_steps(self, evaluation_id: str) -> tuple[_records.Step, ...]:
         return await self._run("read_steps", lambda ops: ops.read_steps(evaluation_id))
 
-    async def _request_approval(self, request: ApprovalRequest) -> Approval:
+    async def _request_approval(self, request: _writes.ApprovalRequest) -> _records.Approval:
         return await self._run("request_approval", lambda ops: ops.request_approval(request))
 
-    async def _decide_approval(self, verdict: Verdict) -> Approval:
+    async def _decide_approval(self, verdict: _writes.Verdict) -> _records.Approval:
         return await self._run("decide_approval", lambda ops: ops.decide_approval(verdict))
 
-    async def _read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
+    async def _read_approvals(self, evaluation_id: str) -> tuple[_records.Approval, ...]:
         return await self._run("read_approvals", lambda ops: ops.read_approvals(evaluation_id))
 
-    async def _pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]:
+    async def _pending_approvals(self, evaluation_id: str | None) -> tuple[_records.Approval, ...]:
         return await self._run(
             "pending_approvals", lambda ops: ops.pending_approvals(evaluation_id)
         )

@@ -13,25 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from weakincentives.store import _rows
+from weakincentives.store import _records, _rows, _writes
 from weakincentives.store._checks import from_text, to_text, utc
-from weakincentives.store._records import (
-    Approval,
-    Checkpoint,
-    EvaluationStatus,
-    EvaluationSummary,
-    SessionSummary,
-    Step,
-    StoredEvent,
-)
 from weakincentives.store._rows import Row
-from weakincentives.store._writes import (
-    ApprovalRequest,
-    CheckpointWrite,
-    EventRows,
-    StepWrite,
-    Verdict,
-)
 
 __all__ = ["SQLiteOperations"]
 
@@ -90,14 +74,14 @@ class SQLiteOperations:
 
     # -- sessions ---------------------------------------------------------------------
 
-    def append(self, session_id: str, rows: EventRows) -> tuple[int, int]:
+    def append(self, session_id: str, rows: _writes.EventRows) -> tuple[int, int]:
         """Append encoded (type name, document) rows; return (first, last) seq."""
         now = self._now()
         with self._writing() as connection:
             return self._append_rows(connection, session_id, rows, now)
 
     def _append_rows(
-        self, connection: sqlite3.Connection, session_id: str, rows: EventRows, now: str
+        self, connection: sqlite3.Connection, session_id: str, rows: _writes.EventRows, now: str
     ) -> tuple[int, int]:
         """The append itself, inside the caller's write transaction."""
         count = len(rows)
@@ -113,7 +97,9 @@ class SQLiteOperations:
         )
         return first, int(last)
 
-    def read(self, session_id: str, after: int, limit: int | None) -> tuple[StoredEvent, ...]:
+    def read(
+        self, session_id: str, after: int, limit: int | None
+    ) -> tuple[_records.StoredEvent, ...]:
         """Events of a session after ``after``, in order."""
         rows = self._connection.execute(
             "SELECT seq, type_name, format_version, document, created_at FROM wink_events"
@@ -122,7 +108,7 @@ class SQLiteOperations:
         ).fetchall()
         return tuple(_rows.event(session_id, row, self._format, from_text) for row in rows)
 
-    def list_sessions(self) -> tuple[SessionSummary, ...]:
+    def list_sessions(self) -> tuple[_records.SessionSummary, ...]:
         """Every session, by id."""
         rows = self._connection.execute(
             "SELECT session_id, last_seq, created_at, updated_at FROM wink_sessions"
@@ -141,7 +127,7 @@ class SQLiteOperations:
 
     # -- checkpoints ------------------------------------------------------------------
 
-    def save_checkpoint(self, write: CheckpointWrite) -> Checkpoint:
+    def save_checkpoint(self, write: _writes.CheckpointWrite) -> _records.Checkpoint:
         """Replace the checkpoint unless the stored one is of a later round or format.
 
         ``events`` go to the session's log in the same transaction, only if it saves.
@@ -171,7 +157,7 @@ class SQLiteOperations:
                 self._append_rows(connection, write.session_id, write.events, now)
         return _rows.saved_checkpoint(write, self._format, from_text(now))
 
-    def load_checkpoint(self, evaluation_id: str) -> Checkpoint | None:
+    def load_checkpoint(self, evaluation_id: str) -> _records.Checkpoint | None:
         """The latest checkpoint of an evaluation."""
         row = self._connection.execute(
             "SELECT round, status, session_id, format_version, document, saved_at"
@@ -182,7 +168,9 @@ class SQLiteOperations:
             return None
         return _rows.checkpoint(evaluation_id, row, self._format, from_text)
 
-    def list_evaluations(self, status: EvaluationStatus | None) -> tuple[EvaluationSummary, ...]:
+    def list_evaluations(
+        self, status: _records.EvaluationStatus | None
+    ) -> tuple[_records.EvaluationSummary, ...]:
         """Evaluations with a checkpoint, by id."""
         query = "SELECT evaluation_id, round, status, session_id, saved_at FROM wink_checkpoints"
         if status is None:
@@ -205,7 +193,7 @@ class SQLiteOperations:
 
     # -- steps ------------------------------------------------------------------------
 
-    def record_step(self, write: StepWrite) -> Step:
+    def record_step(self, write: _writes.StepWrite) -> _records.Step:
         """Insert a step unless it exists, and then its events; return the stored step."""
         now = self._now()
         with self._writing() as connection:
@@ -224,7 +212,7 @@ class SQLiteOperations:
             ).fetchone()
         return _rows.step(write.evaluation_id, row, self._format, from_text)
 
-    def read_steps(self, evaluation_id: str) -> tuple[Step, ...]:
+    def read_steps(self, evaluation_id: str) -> tuple[_records.Step, ...]:
         """An evaluation's steps in recording order."""
         rows = self._connection.execute(
             "SELECT step_key, format_version, document, recorded_at FROM wink_steps"
@@ -235,7 +223,7 @@ class SQLiteOperations:
 
     # -- approvals --------------------------------------------------------------------
 
-    def request_approval(self, request: ApprovalRequest) -> Approval:
+    def request_approval(self, request: _writes.ApprovalRequest) -> _records.Approval:
         """Insert a pending approval unless the call has one; return the stored one."""
         now = self._now()
         with self._writing() as connection:
@@ -255,7 +243,7 @@ class SQLiteOperations:
         assert row is not None  # inserted, or already there, inside this transaction
         return self._approval(row)
 
-    def decide_approval(self, verdict: Verdict) -> Approval:
+    def decide_approval(self, verdict: _writes.Verdict) -> _records.Approval:
         """Decide a pending approval once."""
         now = self._now()
         with self._writing() as connection:
@@ -276,7 +264,7 @@ class SQLiteOperations:
                 )
         return self._approval(row)
 
-    def read_approvals(self, evaluation_id: str) -> tuple[Approval, ...]:
+    def read_approvals(self, evaluation_id: str) -> tuple[_records.Approval, ...]:
         """An evaluation's approvals in request order."""
         rows = self._connection.execute(
             f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals WHERE evaluation_id = ?"
@@ -285,7 +273,7 @@ class SQLiteOperations:
         ).fetchall()
         return tuple(self._approval(row) for row in rows)
 
-    def pending_approvals(self, evaluation_id: str | None) -> tuple[Approval, ...]:
+    def pending_approvals(self, evaluation_id: str | None) -> tuple[_records.Approval, ...]:
         """Undecided approvals, oldest first."""
         query = f"SELECT {_APPROVAL_COLUMNS} FROM wink_approvals WHERE decision IS NULL"
         order = " ORDER BY requested_at, rowid"
@@ -305,5 +293,5 @@ class SQLiteOperations:
         ).fetchone()
         return row
 
-    def _approval(self, row: Row) -> Approval:
+    def _approval(self, row: Row) -> _records.Approval:
         return _rows.approval(row, self._format, from_text)
