@@ -13,8 +13,9 @@ result, so the loop rebuilds the same state and publishes the same events.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -33,27 +34,19 @@ __all__ = ["WorkflowSteps"]
 _SHORTEST = timedelta(milliseconds=1)
 
 
+@dataclass(eq=False, slots=True, kw_only=True)
 class WorkflowSteps:
     """Runs one evaluation's steps from its workflow."""
 
-    def __init__(
-        self,
-        *,
-        entry: PromptEntry,
-        options: ActivityOptions,
-        start: Start,
-        evaluation_id: str,
-        publish: Callable[[object], object],
-    ) -> None:
-        self._entry = entry
-        self._options = options
-        self._start = start
-        self._evaluation_id = evaluation_id
-        self._publish = publish
-        self.decisions: dict[str, Decision] = {}
-        """Decisions received by signal, by call id; the first for a call stands."""
-        self.waiting: dict[str, ToolCall] = {}
-        """Calls waiting for a decision now, in the order they were asked about."""
+    entry: PromptEntry
+    options: ActivityOptions
+    start: Start
+    evaluation_id: str
+    publish: Callable[[object], object]
+    decisions: dict[str, Decision] = field(default_factory=dict, init=False)
+    """Decisions received by signal, by call id; the first for a call stands."""
+    waiting: dict[str, ToolCall] = field(default_factory=dict, init=False)
+    """Calls waiting for a decision now, in the order they were asked about."""
 
     async def send[ReplyT](
         self, key: str, request: object, run: Callable[[], Awaitable[Sent[ReplyT]]]
@@ -62,24 +55,19 @@ class WorkflowSteps:
         round_number = int(key.split("/", maxsplit=1)[0].removeprefix("round:"))
         step = f"the request of round {round_number}"
         document: Document = {
-            "evaluation_id": self._evaluation_id,
+            "evaluation_id": self.evaluation_id,
             "round": round_number,
             "request": request_document(request),
-            "params": self._start.params_document,
+            "params": self.start.params_document,
         }
-        self._check(document, step)
-        try:
-            result = await workflow.execute_activity(
-                self._entry.send_activity,
-                document,
-                start_to_close_timeout=self._bounded(self._options.send_timeout),
-                retry_policy=self._options.retry_policy,
-                summary=key,
-            )
-        except ActivityError as error:
-            raise step_failure(
-                error, prompt_name=self._entry.prompt.name, step=step, phase="request"
-            ) from error
+        result = await self._activity(
+            self.entry.send_activity,
+            document,
+            key=key,
+            step=step,
+            phase="request",
+            timeout=self.options.send_timeout,
+        )
         reply: Any = parse_typed(object, result["reply"])
         return Sent(reply=reply, deltas=tuple(result["deltas"]), unpublished=True)
 
@@ -91,32 +79,22 @@ class WorkflowSteps:
         run: Callable[[], Awaitable[ToolInvoked]],
     ) -> ToolInvoked:
         """The call, as its tool's activity; pure tools and refusals run here."""
-        name = None if tool is None else self._entry.tool_activities.get(tool.name)
+        name = None if tool is None else self.entry.tool_activities.get(tool.name)
         if tool is None or name is None:
             return await run()
         step = f"the call {call.call_id!r} of tool {call.name!r}"
         document: Document = {
-            "evaluation_id": self._evaluation_id,
-            "session_id": str(self._start.session_id),
-            "params": self._start.params_document,
-            "extras": self._start.extras_document,
+            "evaluation_id": self.evaluation_id,
+            "session_id": str(self.start.session_id),
+            "params": self.start.params_document,
+            "extras": self.start.extras_document,
             "call": dump_typed(call, ToolCall),
         }
-        self._check(document, step)
-        try:
-            result = await workflow.execute_activity(
-                name,
-                document,
-                start_to_close_timeout=self._bounded(self._options.tool_timeout),
-                retry_policy=self._options.retry_policy,
-                summary=key,
-            )
-        except ActivityError as error:
-            raise step_failure(
-                error, prompt_name=self._entry.prompt.name, step=step, phase="tool"
-            ) from error
+        result = await self._activity(
+            name, document, key=key, step=step, phase="tool", timeout=self.options.tool_timeout
+        )
         for published in result["published"]:
-            self._publish(parse_typed(object, published))
+            self.publish(parse_typed(object, published))
         return parse_typed(ToolInvoked, result["event"])
 
     async def approval(self, key: str, call: ToolCall, tool: Tool[Any, Any]) -> Decision:
@@ -134,15 +112,38 @@ class WorkflowSteps:
 
     def _bounded(self, timeout: timedelta) -> timedelta:
         """``timeout``, cut to the time left before the evaluation's deadline."""
-        deadline = self._start.deadline
+        deadline = self.start.deadline
         if deadline is None:
             return timeout
         return max(min(timeout, deadline - workflow.now()), _SHORTEST)
 
-    def _check(self, document: Document, step: str) -> None:
+    async def _activity(
+        self,
+        name: str,
+        document: Document,
+        *,
+        key: str,
+        step: str,
+        phase: Literal["request", "tool"],
+        timeout: timedelta,
+    ) -> Document:
+        """Run the activity ``name`` for ``step`` (its payload checked first); its result."""
         check_size(
             document,
-            limit=self._options.payload_limit,
-            prompt_name=self._entry.prompt.name,
+            limit=self.options.payload_limit,
+            prompt_name=self.entry.prompt.name,
             payload=step,
         )
+        try:
+            result: Document = await workflow.execute_activity(
+                name,
+                document,
+                start_to_close_timeout=self._bounded(timeout),
+                retry_policy=self.options.retry_policy,
+                summary=key,
+            )
+        except ActivityError as error:
+            raise step_failure(
+                error, prompt_name=self.entry.prompt.name, step=step, phase=phase
+            ) from error
+        return result
