@@ -16,6 +16,7 @@ import asyncio
 import contextvars
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from weakincentives.prompt import ExecutionScope, Tool
@@ -65,44 +66,44 @@ async def execute_tool_calls(
         raise carried.signal from None
 
 
+@dataclass(eq=False, slots=True)
 class _Batch:
     """One batch while it runs; the drains' side is marked "worker thread"."""
 
-    def __init__(
-        self,
-        calls: Sequence[ToolCall],
-        scope: ExecutionScope,
-        tools: Mapping[str, Tool[Any, Any]],
-        max_concurrency: int,
-        on_done: Finished,
-    ) -> None:
-        self._calls = calls
-        self._scope = scope
-        self._tools = tools
-        self._on_done = on_done
-        self._max = max_concurrency
-        self._limit = asyncio.Semaphore(max_concurrency)
+    calls: Sequence[ToolCall]
+    scope: ExecutionScope
+    tools: Mapping[str, Tool[Any, Any]]
+    max_concurrency: int
+    on_done: Finished
+    _limit: asyncio.Semaphore = field(init=False)
+    _loop: asyncio.AbstractEventLoop = field(init=False)
+    _context: contextvars.Context = field(init=False)
+    """The caller's context: every threaded call runs in a copy of it, whichever drain
+    runs it (a drain that joins later starts from a loop callback, whose own context
+    is a worker thread's, without the caller's variables or its trace span)."""
+    _group: asyncio.TaskGroup | None = field(default=None, init=False)
+    _closed: bool = field(default=False, init=False)
+    """No outcome is reported once set (the batch ended, or was interrupted)."""
+    _finished: int = field(default=0, init=False)
+    # The threaded calls: queue, arrivals and the ramp's state.
+    _queue: deque[int] = field(default_factory=deque, init=False)
+    _arrived: deque[tuple[int, ToolExecution | _Interrupted]] = field(
+        default_factory=deque, init=False
+    )
+    _wake_pending: bool = field(default=False, init=False)
+    _stopped: bool = field(default=False, init=False)
+    """No threaded call starts, and no threaded outcome is taken, once set."""
+    _waiting: int = field(default=0, init=False)
+    _all_arrived: asyncio.Future[None] | None = field(default=None, init=False)
+    _drains: int = field(default=0, init=False)
+    _watching: bool = field(default=False, init=False)
+    _mark: int = field(default=0, init=False)
+    _timer: asyncio.TimerHandle | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._limit = asyncio.Semaphore(self.max_concurrency)
         self._loop = asyncio.get_running_loop()
         self._context = contextvars.copy_context()
-        """The caller's context: every threaded call runs in a copy of it, whichever drain
-        runs it (a drain that joins later starts from a loop callback, whose own context
-        is a worker thread's, without the caller's variables or its trace span)."""
-        self._group: asyncio.TaskGroup | None = None
-        self._closed = False
-        """No outcome is reported once set (the batch ended, or was interrupted)."""
-        self._finished = 0
-        # The threaded calls: queue, arrivals and the ramp's state.
-        self._queue: deque[int] = deque()
-        self._arrived: deque[tuple[int, ToolExecution | _Interrupted]] = deque()
-        self._wake_pending = False
-        self._stopped = False
-        """No threaded call starts, and no threaded outcome is taken, once set."""
-        self._waiting = 0
-        self._all_arrived: asyncio.Future[None] | None = None
-        self._drains = 0
-        self._watching = False
-        self._mark = 0
-        self._timer: asyncio.TimerHandle | None = None
 
     async def run(self) -> None:
         threaded: list[int] = []
@@ -110,7 +111,7 @@ class _Batch:
         try:
             async with asyncio.TaskGroup() as group:
                 self._group = group
-                for index, call in enumerate(self._calls):
+                for index, call in enumerate(self.calls):
                     where = self._where_it_runs(call)
                     if where == "task":
                         group.create_task(self._run_task(index))
@@ -126,7 +127,7 @@ class _Batch:
             self._close()
 
     def _where_it_runs(self, call: ToolCall) -> Literal["task", "thread", "inline"]:
-        tool = self._tools.get(call.name)
+        tool = self.tools.get(call.name)
         if tool is None or tool.handler is None:
             return "inline"
         if tool.is_async:
@@ -134,15 +135,15 @@ class _Batch:
         return "thread" if tool.run_in_thread else "inline"
 
     async def _run_inline(self, index: int) -> ToolExecution:
-        call = self._calls[index]
-        state = prepare(call, self._scope, self._tools)
+        call = self.calls[index]
+        state = prepare(call, self.scope, self.tools)
         if state.result is None:
             try:
-                await invoke(state, self._scope)
+                await invoke(state, self.scope)
             except _Interrupted:
                 self._close()
                 raise
-        return finish(call, state, self._scope)
+        return finish(call, state, self.scope)
 
     async def _run_task(self, index: int) -> None:
         async with self._limit:
@@ -153,7 +154,7 @@ class _Batch:
         if self._closed:
             return
         self._finished += 1
-        self._on_done(index, execution)
+        self.on_done(index, execution)
 
     def _close(self) -> None:
         """End the batch: no call starts and no outcome is reported from now on."""
@@ -189,17 +190,17 @@ class _Batch:
     async def _drain(self) -> None:
         async with self._limit:
             if self._queue and not self._stopped:
-                await self._loop.run_in_executor(self._scope.executor, self._work, self._context)
+                await self._loop.run_in_executor(self.scope.executor, self._work, self._context)
 
     def _work(self, context: contextvars.Context) -> None:
         """Worker thread: run queued calls, whole, until the queue is empty or closed."""
-        calls, scope, tools, loop = self._calls, self._scope, self._tools, self._loop
+        calls, scope, tools, loop = self.calls, self.scope, self.tools, self._loop
         while not self._stopped:
             try:
                 index = self._queue.popleft()
             except IndexError:
                 return
-            if self._queue and not self._watching and self._drains < self._max:
+            if self._queue and not self._watching and self._drains < self.max_concurrency:
                 self._watching = True  # calls wait behind this one: ask the loop to watch
                 self._signal(self._watch)
             # Each call gets its own copy of the caller's context, as a task would.
@@ -241,7 +242,7 @@ class _Batch:
 
     def _check(self) -> None:
         self._timer = None
-        if self._stopped or not self._queue or self._drains >= self._max:
+        if self._stopped or not self._queue or self._drains >= self.max_concurrency:
             self._watching = False  # nothing waits, or no room: the next start asks again
             return
         if self._finished == self._mark:  # no call finished: the running ones block
