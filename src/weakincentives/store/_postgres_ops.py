@@ -10,8 +10,9 @@ costs one statement between ``BEGIN`` and ``COMMIT``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate
 
 from weakincentives.store import _records, _rows, _writes
 from weakincentives.store._rows import Row
@@ -91,19 +92,16 @@ def _utc(moment: datetime) -> datetime:
 # -- sessions -------------------------------------------------------------------------
 
 
-async def append(
-    connection: Connection,
-    session_id: str,
-    rows: _writes.EventRows,
-    *,
-    format_version: int,
-    now: datetime,
-) -> tuple[int, int]:
-    """Append encoded (type name, document) rows in one transaction."""
-    async with connection.transaction():
-        return await _append_rows(
-            connection, session_id, rows, format_version=format_version, now=now
-        )
+def _own_transaction[**P, T](
+    write: Callable[Concatenate[Connection, P], Awaitable[T]],
+) -> Callable[Concatenate[Connection, P], Awaitable[T]]:
+    """``write`` as a transaction of its own; ``write`` itself joins its caller's."""
+
+    async def in_transaction(connection: Connection, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        async with connection.transaction():
+            return await write(connection, *args, **kwargs)
+
+    return in_transaction
 
 
 async def _append_rows(
@@ -114,7 +112,7 @@ async def _append_rows(
     format_version: int,
     now: datetime,
 ) -> tuple[int, int]:
-    """The append itself, inside the caller's transaction."""
+    """Append encoded (type name, document) rows inside the caller's transaction."""
     count = len(rows)
     cursor = await connection.execute(
         _APPEND,
@@ -131,6 +129,10 @@ async def _append_rows(
     assert saved is not None  # the upsert returns the session's row
     last = int(saved[0])
     return last - count + 1, last
+
+
+append = _own_transaction(_append_rows)
+"""Append encoded (type name, document) rows in one transaction; return (first, last) seq."""
 
 
 async def read(
