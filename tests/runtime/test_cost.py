@@ -161,6 +161,20 @@ class TestCost:
         assert total.total == Decimal("0.65")
         assert Cost().total == Decimal(0)
 
+    def test_token_usages_add_up_by_field(self) -> None:
+        """Adding usages adds every count, the cache and reasoning ones included."""
+        total = TokenUsage(
+            input_tokens=100, output_tokens=20, cached_input_tokens=40, reasoning_tokens=5
+        ) + TokenUsage(input_tokens=7, output_tokens=3, cache_write_tokens=2)
+        assert total == TokenUsage(
+            input_tokens=107,
+            output_tokens=23,
+            cached_input_tokens=40,
+            reasoning_tokens=5,
+            cache_write_tokens=2,
+        )
+        assert total.total_tokens == 130
+
 
 class TestPricing:
     pricing = Pricing(models={"gpt-4.1": GPT, "gpt-4.1-mini": MINI})

@@ -20,6 +20,7 @@ from decimal import Decimal
 
 from weakincentives.errors import ConfigValidationError, WinkError
 from weakincentives.runtime._events import PromptExecuted, TokenUsage
+from weakincentives.runtime._fieldwise import FieldwiseSum
 from weakincentives.runtime._session import SessionProtocol
 
 __all__ = ["Cost", "ModelPrice", "Pricing", "PricingError"]
@@ -68,7 +69,7 @@ def _decimal(name: str, value: object) -> Decimal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Cost:
+class Cost(FieldwiseSum):
     """What some usage cost, split by kind of token; amounts are in your prices' currency."""
 
     input: Decimal = _ZERO
@@ -84,14 +85,6 @@ class Cost:
     def total(self) -> Decimal:
         """The sum of the parts."""
         return self.input + self.cached_input + self.cache_write + self.output
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(
-            input=self.input + other.input,
-            cached_input=self.cached_input + other.cached_input,
-            cache_write=self.cache_write + other.cache_write,
-            output=self.output + other.output,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from weakincentives.errors import EvaluationPhase
 from weakincentives.prompt import SectionPath, SectionVisibility, ToolResult
+from weakincentives.runtime._fieldwise import FieldwiseSum
 from weakincentives.serde import DocumentKind, JSONValue
 
 __all__ = [
@@ -40,7 +41,7 @@ class ToolTelemetry(Protocol):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TokenUsage:
+class TokenUsage(FieldwiseSum):
     """Token counts reported by the provider for one evaluation (summed over rounds)."""
 
     input_tokens: int = 0
@@ -59,15 +60,6 @@ class TokenUsage:
     def total_tokens(self) -> int:
         """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
