@@ -48,9 +48,22 @@ __all__ = ["CheckedStore"]
 
 
 class CheckedStore(ABC):
-    """Argument and document checks in front of a backend's primitives (see ``Store``)."""
+    """Argument and document checks in front of a backend's primitives (see ``Store``).
 
-    __slots__ = ()
+    ``location`` names the database (a file, a server) in the store's repr and errors.
+    """
+
+    __slots__ = ("_location",)
+
+    def __init__(self, location: str) -> None:
+        self._location = location
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._location!r})"
+
+    def _closed_error(self, operation: str) -> StoreUsageError:
+        """What a call on the closed store raises."""
+        return StoreUsageError(f"{operation}: the store {self._location} is closed")
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -61,7 +61,6 @@ class PostgresStore(CheckedStore):
         "_configure",
         "_conninfo",
         "_format",
-        "_location",
         "_opening",
         "_pool",
         "_pool_module",
@@ -93,7 +92,7 @@ class PostgresStore(CheckedStore):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise StoreUsageError(f"timeout must be a number of seconds > 0, got {timeout!r}")
         self._conninfo = conninfo
-        self._location = self._describe(conninfo)
+        super().__init__(self._describe(conninfo))
         self._sizes = (min_size, max_size)
         self._timeout = float(timeout)
         self._configure = configure
@@ -118,9 +117,6 @@ class PostgresStore(CheckedStore):
         """The server and database, as ``postgresql://host:port/dbname`` (no credentials)."""
         return self._location
 
-    def __repr__(self) -> str:
-        return f"PostgresStore({self._location!r})"
-
     async def open(self) -> None:
         """Open the pool and create or migrate the schema; idempotent."""
         await self._ready("open")
@@ -140,7 +136,7 @@ class PostgresStore(CheckedStore):
         async with self._opening:
             # Checked under the lock: a close that ran while this task waited wins.
             if self._closed:
-                raise StoreUsageError(f"{operation}: the store {self._location} is closed")
+                raise self._closed_error(operation)
             if self._pool is None:
                 self._pool = await self._open_pool(operation)
             return self._pool

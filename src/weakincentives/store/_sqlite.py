@@ -50,7 +50,6 @@ class SQLiteStore(CheckedStore):
         "_format",
         "_guard",
         "_ops",
-        "_path",
     )
 
     def __init__(
@@ -65,7 +64,7 @@ class SQLiteStore(CheckedStore):
             raise StoreUsageError(f"busy_timeout must be a number of seconds, got {busy_timeout!r}")
         if not busy_timeout >= 0:
             raise StoreUsageError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
-        self._path = os.fspath(path)
+        super().__init__(os.fspath(path))
         self._busy_timeout = float(busy_timeout)
         self._clock = clock
         self._format = writer_format(format_version)
@@ -77,10 +76,7 @@ class SQLiteStore(CheckedStore):
     @property
     def path(self) -> str:
         """The database file."""
-        return self._path
-
-    def __repr__(self) -> str:
-        return f"SQLiteStore({self._path!r})"
+        return self._location
 
     async def open(self) -> None:
         """Open the file (creating it), switch it to WAL and migrate its schema; idempotent."""
@@ -106,7 +102,7 @@ class SQLiteStore(CheckedStore):
         # between the check and the submit, where the executor would refuse the work.
         with self._guard:
             if self._closed:
-                raise StoreUsageError(f"{operation}: the store {self._path} is closed")
+                raise self._closed_error(operation)
             future = self._executor.submit(self._on_worker, operation, work)
         return await asyncio.wrap_future(future)
 
@@ -117,17 +113,17 @@ class SQLiteStore(CheckedStore):
             return work(self._ops)
         except sqlite3.Error as exc:
             raise StoreDatabaseError(
-                operation=operation, location=self._path, reason=str(exc)
+                operation=operation, location=self._location, reason=str(exc)
             ) from exc
 
     def _connect(self) -> SQLiteOperations:
         connection = sqlite3.connect(
-            self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
+            self._location, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
         )
         try:
             self._switch_to_wal(connection)
             connection.execute("PRAGMA synchronous=FULL")
-            migrate(connection, location=self._path, now=utc(self._clock()))
+            migrate(connection, location=self._location, now=utc(self._clock()))
         except BaseException:
             connection.close()
             raise
