@@ -1,13 +1,14 @@
-"""Small readers every provider's reply parser shares: counts, nested fields, the error."""
+"""Small readers every provider's reply parser shares: counts, nested fields, usage, the error."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from weakincentives.errors import PromptEvaluationError
+from weakincentives.runtime import TokenUsage
 from weakincentives.serde import JSONValue
 
-__all__ = ["count", "malformed", "nested"]
+__all__ = ["count", "malformed", "nested", "openai_usage"]
 
 
 def count(value: JSONValue) -> int:
@@ -21,6 +22,23 @@ def nested(data: Mapping[str, JSONValue], outer: str, inner: str) -> JSONValue:
     """``data[outer][inner]``, or None when either level is missing or not an object."""
     value = data.get(outer)
     return value.get(inner) if isinstance(value, dict) else None
+
+
+def openai_usage(usage: JSONValue, *, input_field: str, output_field: str) -> TokenUsage:
+    """Token counts from an OpenAI-style ``usage`` object (zeros when it is missing).
+
+    Both OpenAI APIs name the counts differently (``input_tokens`` in the Responses API,
+    ``prompt_tokens`` in Chat Completions) but nest the details alike: cached tokens
+    under ``<input_field>_details`` and reasoning tokens under ``<output_field>_details``.
+    """
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    return TokenUsage(
+        input_tokens=count(usage.get(input_field)),
+        output_tokens=count(usage.get(output_field)),
+        cached_input_tokens=count(nested(usage, f"{input_field}_details", "cached_tokens")),
+        reasoning_tokens=count(nested(usage, f"{output_field}_details", "reasoning_tokens")),
+    )
 
 
 def malformed(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
-from weakincentives.adapters._reply import count, malformed, nested
+from weakincentives.adapters._reply import malformed, openai_usage
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -178,7 +178,9 @@ def parse_chat_body(
     message = choice.get("message")
     if not isinstance(message, dict):
         raise malformed("choices[0].message is not an object", payload, name)
-    usage = _usage(payload.get("usage"))
+    usage = openai_usage(
+        payload.get("usage"), input_field="prompt_tokens", output_field="completion_tokens"
+    )
     _check_finish(choice.get("finish_reason"), usage, request, payload, name)
     content = message.get("content")
     if content is not None and not isinstance(content, str):
@@ -266,14 +268,3 @@ def _read_calls(
             ToolCall(call_id=call_id, name=name, arguments=arguments, parent_message_id=parent)
         )
     return tuple(calls)
-
-
-def _usage(usage: JSONValue) -> TokenUsage:
-    if not isinstance(usage, dict):
-        return TokenUsage()
-    return TokenUsage(
-        input_tokens=count(usage.get("prompt_tokens")),
-        output_tokens=count(usage.get("completion_tokens")),
-        cached_input_tokens=count(nested(usage, "prompt_tokens_details", "cached_tokens")),
-        reasoning_tokens=count(nested(usage, "completion_tokens_details", "reasoning_tokens")),
-    )

@@ -13,7 +13,7 @@ from weakincentives.adapters._history import (
     spoken_text,
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
-from weakincentives.adapters._reply import count, malformed, nested
+from weakincentives.adapters._reply import count, malformed, openai_usage
 from weakincentives.adapters._turns import (
     AssistantMessage,
     ConversationItem,
@@ -34,7 +34,7 @@ from weakincentives.adapters.openai._tool_search import (
 )
 from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.prompt import DeferredTools, Tool
-from weakincentives.runtime import TokenUsage, ToolCall
+from weakincentives.runtime import ToolCall
 from weakincentives.serde import JSONValue
 
 __all__ = [
@@ -258,7 +258,9 @@ def parse_response_body(
         raw_items=tuple(items),
         raw_format=RESPONSES_FORMAT,
         untranslatable=untranslatable_items(items),
-        usage=_usage(payload.get("usage")),
+        usage=openai_usage(
+            payload.get("usage"), input_field="input_tokens", output_field="output_tokens"
+        ),
         response_id=response_id if isinstance(response_id, str) else None,
         refusal="".join(refusals) or None,
         request=request,
@@ -365,15 +367,4 @@ def _read_call(
         name=name,
         arguments=arguments,
         parent_message_id=response_id if isinstance(response_id, str) else None,
-    )
-
-
-def _usage(usage: JSONValue) -> TokenUsage:
-    if not isinstance(usage, dict):
-        return TokenUsage()
-    return TokenUsage(
-        input_tokens=count(usage.get("input_tokens")),
-        output_tokens=count(usage.get("output_tokens")),
-        cached_input_tokens=count(nested(usage, "input_tokens_details", "cached_tokens")),
-        reasoning_tokens=count(nested(usage, "output_tokens_details", "reasoning_tokens")),
     )
