@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._history import (
     call_input,
     loaded_before,
@@ -24,15 +25,6 @@ from weakincentives.adapters._history import (
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
 from weakincentives.adapters._reply import count, malformed, nested
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
 from weakincentives.adapters.anthropic._blocks import container_id
 from weakincentives.adapters.anthropic._codec_code_execution import code_execution_request
 from weakincentives.adapters.anthropic._schema import anthropic_schema
@@ -105,7 +97,7 @@ def messages_tool(tool: Tool[Any, Any]) -> Body:
     }
 
 
-def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body:
+def build_messages_body(request: _turns.TurnRequest, wire: MessagesWireOptions) -> Body:
     """The keyword arguments of ``client.messages.create`` for one turn.
 
     The options' ``tools`` follow the prompt's and their ``output_config`` keeps its
@@ -154,10 +146,10 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
     return body
 
 
-def _last_container(history: Sequence[ConversationItem]) -> str | None:
+def _last_container(history: Sequence[_turns.ConversationItem]) -> str | None:
     """The container an earlier turn ran code in, so later turns see the same files."""
     for entry in reversed(history):
-        if isinstance(entry, AssistantMessage) and entry.turn.raw_format == ANTHROPIC_FORMAT:
+        if isinstance(entry, _turns.AssistantMessage) and entry.turn.raw_format == ANTHROPIC_FORMAT:
             for item in reversed(entry.turn.raw_items):
                 found = container_id(item)
                 if found is not None:
@@ -169,7 +161,7 @@ class _Messages:
     """The request's messages, with or without native tool search."""
 
     def __init__(
-        self, request: TurnRequest, uploads: tuple[str, ...], offer: DeferredTools | None
+        self, request: _turns.TurnRequest, uploads: tuple[str, ...], offer: DeferredTools | None
     ) -> None:
         self._request = request
         self._uploads = uploads
@@ -192,14 +184,14 @@ class _Messages:
                 messages.append({"role": role, "content": blocks})
         return list(messages)
 
-    def _blocks(self, entry: ConversationItem) -> tuple[str, list[JSONValue]]:
-        if isinstance(entry, PromptMessage):
+    def _blocks(self, entry: _turns.ConversationItem) -> tuple[str, list[JSONValue]]:
+        if isinstance(entry, _turns.PromptMessage):
             text: list[JSONValue] = [{"type": "text", "text": entry.text}]
             text.extend({"type": "container_upload", "file_id": f} for f in self._uploads)
             return "user", text
-        if isinstance(entry, FeedbackMessage):
+        if isinstance(entry, _turns.FeedbackMessage):
             return "user", [{"type": "text", "text": entry.text}]
-        if isinstance(entry, ToolOutputMessage):
+        if isinstance(entry, _turns.ToolOutputMessage):
             offer = self._offer
             use_id = tool_use_id(entry.call_id)
             if offer is not None and entry.name == offer.search_tool:
@@ -212,11 +204,11 @@ class _Messages:
                     "is_error": not entry.success,
                 }
             ]
-        if isinstance(entry, AssistantMessage):
+        if isinstance(entry, _turns.AssistantMessage):
             return "assistant", self._turn(entry.turn)
         raise AssertionError(f"unknown conversation item {entry!r}")
 
-    def _turn(self, turn: ModelTurn) -> list[JSONValue]:
+    def _turn(self, turn: _turns.ModelTurn) -> list[JSONValue]:
         prompt_name = self._request.prompt_name
         offer = self._offer
         replays = replays_raw_items(turn, ANTHROPIC_FORMAT, prompt_name=prompt_name)
@@ -299,13 +291,13 @@ def _empty(block: JSONValue) -> bool:
     return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
 
 
-def _said(turn: ModelTurn) -> list[JSONValue]:
+def _said(turn: _turns.ModelTurn) -> list[JSONValue]:
     text = spoken_text(turn)
     blocks: list[JSONValue] = [{"type": "text", "text": text}] if text else []
     return blocks
 
 
-def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+def _rebuilt(turn: _turns.ModelTurn) -> list[JSONValue]:
     """A turn another provider produced, as content blocks: its text, then its calls."""
     blocks = _said(turn)
     blocks.extend(
@@ -324,9 +316,9 @@ def parse_messages_reply(
     replies: Sequence[Mapping[str, JSONValue]],
     *,
     request: Body,
-    turn: TurnRequest,
+    turn: _turns.TurnRequest,
     offer: DeferredTools | None = None,
-) -> ModelTurn:
+) -> _turns.ModelTurn:
     """Read the turn from its messages: text, ``tool_use`` calls, stop reason and usage.
 
     With ``offer`` (the catalogue the request declared deferred), a ``tool_use`` of a
@@ -367,7 +359,7 @@ def parse_messages_reply(
     refusal = _check_stop(last, request, turn)
     if refusal is not None:
         calls, texts = [], []
-    return ModelTurn(
+    return _turns.ModelTurn(
         text="".join(texts),
         tool_calls=tuple(calls),
         raw_items=(raw,),
@@ -424,7 +416,9 @@ def _call(
     )
 
 
-def _check_stop(last: Mapping[str, JSONValue], request: Body, turn: TurnRequest) -> str | None:
+def _check_stop(
+    last: Mapping[str, JSONValue], request: Body, turn: _turns.TurnRequest
+) -> str | None:
     """Raise for a stop that is not an answer; return the refusal text for a refusal.
 
     A reply that used every token ``max_tokens`` allowed is cut off whatever stop

@@ -13,17 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
 from weakincentives.adapters._reply import malformed, openai_usage
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
 from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.prompt import Tool
 from weakincentives.runtime import TokenUsage, ToolCall
@@ -76,7 +68,7 @@ def chat_function_tool(tool: Tool[Any, Any]) -> Body:
     }
 
 
-def build_chat_body(request: TurnRequest, wire: ChatWireOptions) -> Body:
+def build_chat_body(request: _turns.TurnRequest, wire: ChatWireOptions) -> Body:
     """The keyword arguments of ``client.chat.completions.create`` for one turn.
 
     The options' ``tools`` follow the prompt's; the loop's output-token cap goes in
@@ -112,10 +104,10 @@ def _cap_option(options: Mapping[str, JSONValue]) -> bool:
     return "max_completion_tokens" in options or "max_tokens" in options
 
 
-def _messages(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
-    if isinstance(entry, PromptMessage | FeedbackMessage):
+def _messages(entry: _turns.ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
+    if isinstance(entry, _turns.PromptMessage | _turns.FeedbackMessage):
         return [{"role": "user", "content": entry.text}]
-    if isinstance(entry, AssistantMessage):
+    if isinstance(entry, _turns.AssistantMessage):
         turn = entry.turn
         if not (turn.text or turn.tool_calls or turn.refusal):
             # The API refuses an assistant message with neither content nor calls; a turn
@@ -124,12 +116,12 @@ def _messages(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
         if replays_raw_items(turn, CHAT_FORMAT, prompt_name=prompt_name):
             return [_replayed(item) for item in turn.raw_items]
         return [_rebuilt(turn)]
-    if isinstance(entry, ToolOutputMessage):
+    if isinstance(entry, _turns.ToolOutputMessage):
         return [{"role": "tool", "tool_call_id": entry.call_id, "content": entry.content}]
     raise AssertionError(f"unknown conversation item {entry!r}")
 
 
-def _rebuilt(turn: ModelTurn) -> JSONValue:
+def _rebuilt(turn: _turns.ModelTurn) -> JSONValue:
     """A turn another provider produced, as an assistant message with its tool calls."""
     message: Body = {"role": "assistant", "content": spoken_text(turn) or None}
     if turn.tool_calls:
@@ -165,8 +157,8 @@ def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
 
 
 def parse_chat_body(
-    payload: Mapping[str, JSONValue], *, request: Body, turn: TurnRequest
-) -> ModelTurn:
+    payload: Mapping[str, JSONValue], *, request: Body, turn: _turns.TurnRequest
+) -> _turns.ModelTurn:
     """Read text, tool calls, refusal and usage from a ``chat.completion`` body."""
     name = turn.prompt_name
     choices = payload.get("choices")
@@ -189,7 +181,7 @@ def parse_chat_body(
     response_id = payload.get("id")
     parent = response_id if isinstance(response_id, str) else None
     calls = _read_calls(message.get("tool_calls"), parent, payload, name)
-    return ModelTurn(
+    return _turns.ModelTurn(
         text=content or "",
         tool_calls=calls,
         raw_items=(message,),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._history import (
     call_arguments,
     loaded_before,
@@ -14,15 +15,6 @@ from weakincentives.adapters._history import (
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
 from weakincentives.adapters._reply import count, malformed, openai_usage
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
 from weakincentives.adapters.openai._codecs import openai_includes
 from weakincentives.adapters.openai._tool_search import (
     NATIVE_ITEMS,
@@ -70,7 +62,7 @@ def function_tool(tool: Tool[Any, Any]) -> Body:
 
 
 def build_request_body(
-    request: TurnRequest,
+    request: _turns.TurnRequest,
     *,
     model: str,
     options: Mapping[str, JSONValue],
@@ -128,17 +120,17 @@ def _list_option(options: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
 class _History:
     """Input items for one request's history, with or without native tool search."""
 
-    def __init__(self, request: TurnRequest, offer: DeferredTools | None) -> None:
+    def __init__(self, request: _turns.TurnRequest, offer: DeferredTools | None) -> None:
         self._name = request.prompt_name
         self._offer = offer
         self._loaded = loaded_before(request.history) if offer is not None else set[str]()
 
-    def items(self, entry: ConversationItem) -> Sequence[JSONValue]:
-        if isinstance(entry, PromptMessage | FeedbackMessage):
+    def items(self, entry: _turns.ConversationItem) -> Sequence[JSONValue]:
+        if isinstance(entry, _turns.PromptMessage | _turns.FeedbackMessage):
             return [{"role": "user", "content": entry.text}]
-        if isinstance(entry, AssistantMessage):
+        if isinstance(entry, _turns.AssistantMessage):
             return self._turn(entry.turn)
-        if isinstance(entry, ToolOutputMessage):
+        if isinstance(entry, _turns.ToolOutputMessage):
             offer = self._offer
             if offer is not None and entry.name == offer.search_tool:
                 return [search_output(offer, entry)]
@@ -147,7 +139,7 @@ class _History:
             ]
         raise AssertionError(f"unknown conversation item {entry!r}")
 
-    def _turn(self, turn: ModelTurn) -> list[JSONValue]:
+    def _turn(self, turn: _turns.ModelTurn) -> list[JSONValue]:
         offer = self._offer
         replays = replays_raw_items(turn, RESPONSES_FORMAT, prompt_name=self._name)
         if replays and _same_mode(turn.raw_items, offer):
@@ -180,13 +172,13 @@ def _same_mode(items: Sequence[Mapping[str, JSONValue]], offer: DeferredTools | 
     return True
 
 
-def _said(turn: ModelTurn) -> list[JSONValue]:
+def _said(turn: _turns.ModelTurn) -> list[JSONValue]:
     text = spoken_text(turn)
     items: list[JSONValue] = [{"type": "message", "role": "assistant", "content": text}]
     return items if text else []
 
 
-def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+def _rebuilt(turn: _turns.ModelTurn) -> list[JSONValue]:
     """A turn another provider produced, as input items: its text, then its calls."""
     items = _said(turn)
     items.extend(
@@ -218,7 +210,7 @@ def parse_response_body(
     request: Body,
     prompt_name: str,
     offer: DeferredTools | None = None,
-) -> ModelTurn:
+) -> _turns.ModelTurn:
     """Read text, function calls, refusal and usage from a Responses API body.
 
     With ``offer`` (the catalogue the request declared deferred), a client tool search
@@ -252,7 +244,7 @@ def parse_response_body(
             _read_message(item, texts, refusals, payload, prompt_name)
         elif kind == "function_call":
             calls.append(_read_call(item, response_id, payload, prompt_name))
-    return ModelTurn(
+    return _turns.ModelTurn(
         text="".join(texts),
         tool_calls=tuple(calls),
         raw_items=tuple(items),
