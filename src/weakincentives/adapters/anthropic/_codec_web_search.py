@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from weakincentives.adapters._user_location import approximate_location
 from weakincentives.adapters.anthropic._blocks import Block, message_blocks
 from weakincentives.adapters.openai._codec_reader import ItemReader
 from weakincentives.prompt import HostedTool
@@ -63,18 +64,8 @@ class AnthropicWebSearchCodec:
             spec["allowed_domains"] = list(domains.allowed)
         if domains is not None and domains.blocked:
             spec["blocked_domains"] = list(domains.blocked)
-        hint = config.geo_hint
-        if hint is not None:
-            location: dict[str, JSONValue] = {"type": "approximate"}
-            for wire_name, value in (
-                ("city", hint.city),
-                ("region", hint.region),
-                ("country", hint.country_code),
-                ("timezone", hint.timezone),
-            ):
-                if value is not None:
-                    location[wire_name] = value
-            spec["user_location"] = location
+        if config.geo_hint is not None:
+            spec["user_location"] = approximate_location(config.geo_hint)
         if config.max_uses is not None:
             spec["max_uses"] = config.max_uses
         return spec

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from weakincentives.adapters._user_location import approximate_location
 from weakincentives.adapters.openai._codec_reader import (
     ItemReader,
     message_text_parts,
@@ -51,18 +52,8 @@ class OpenAIWebSearchCodec:
         if config.domain_filter is not None and config.domain_filter.allowed:
             allowed: list[JSONValue] = list(config.domain_filter.allowed)
             spec["filters"] = {"allowed_domains": allowed}
-        hint = config.geo_hint
-        if hint is not None:
-            location: dict[str, JSONValue] = {"type": "approximate"}
-            for wire_name, value in (
-                ("country", hint.country_code),
-                ("city", hint.city),
-                ("region", hint.region),
-                ("timezone", hint.timezone),
-            ):
-                if value is not None:
-                    location[wire_name] = value
-            spec["user_location"] = location
+        if config.geo_hint is not None:
+            spec["user_location"] = approximate_location(config.geo_hint)
         if config.search_context_size is not None:
             spec["search_context_size"] = config.search_context_size
         if not config.allow_live_access:
