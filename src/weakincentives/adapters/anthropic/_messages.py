@@ -114,7 +114,7 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
             if left is not None and left <= 0:
                 raise timed_out(attempt.prompt_name)
             reply = await self._send(
-                body, replace(attempt, timeout=left), on_text, _messages_reader
+                body, replace(attempt, timeout=left), on_text, MessagesStreamReader
             )
             replies.append(reply)
             if reply.get("stop_reason") != "pause_turn":
@@ -179,10 +179,6 @@ def _continued(request: Body, replies: list[Body]) -> Body:
     if isinstance(container, dict) and isinstance(container.get("id"), str):
         body["container"] = container["id"]
     return body
-
-
-def _messages_reader(on_text: TextSink, prompt_name: str) -> MessagesStreamReader:
-    return MessagesStreamReader(on_text, prompt_name=prompt_name)
 
 
 AnthropicAdapter = adapter_factory(AnthropicMessages, name="AnthropicAdapter")

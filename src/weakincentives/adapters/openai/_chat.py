@@ -96,7 +96,7 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``POST /chat/completions`` (posted as built), streamed when the provider streams."""
-        return await self._send(request, attempt, on_text, _chat_reader)
+        return await self._send(request, attempt, on_text, ChatStreamReader)
 
     @property
     def _wire(self) -> ChatWireOptions:
@@ -116,10 +116,6 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
 def _choices(alias: Any) -> tuple[str, ...]:
     choices: tuple[str, ...] = get_args(alias.__value__)
     return choices
-
-
-def _chat_reader(on_text: TextSink, prompt_name: str) -> ChatStreamReader:
-    return ChatStreamReader(on_text, prompt_name=prompt_name)
 
 
 ChatCompletionsAdapter = adapter_factory(ChatCompletions, name="ChatCompletionsAdapter")

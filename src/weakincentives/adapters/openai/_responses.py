@@ -118,11 +118,7 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``POST /responses``, streamed when the provider streams."""
-        return await self._send(request, attempt, on_text, _responses_reader)
-
-
-def _responses_reader(on_text: TextSink, prompt_name: str) -> ResponsesStreamReader:
-    return ResponsesStreamReader(on_text, prompt_name=prompt_name)
+        return await self._send(request, attempt, on_text, ResponsesStreamReader)
 
 
 OpenAIAdapter = adapter_factory(OpenAIResponses, name="OpenAIAdapter")
