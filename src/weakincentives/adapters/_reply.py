@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from weakincentives.errors import PromptEvaluationError
+from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
 from weakincentives.runtime import TokenUsage
 from weakincentives.serde import JSONValue
 
-__all__ = ["count", "malformed", "nested", "openai_usage"]
+__all__ = ["count", "malformed", "nested", "openai_usage", "truncated"]
 
 
 def count(value: JSONValue) -> int:
@@ -49,5 +49,23 @@ def malformed(
         f"cannot interpret the provider's reply: {reason}",
         prompt_name=prompt_name,
         phase="response",
+        provider_payload=payload,
+    )
+
+
+def truncated(
+    cap: int | None, said: str, payload: Mapping[str, JSONValue], prompt_name: str
+) -> ResponseTruncatedError:
+    """Phase ``response``: the reply stopped at the output-token cap ``cap`` (if known).
+
+    ``said`` is empty when the provider reported the cut itself, else how the provider
+    labelled a reply that used every token it was allowed (`` (the server said ...)``).
+    """
+    shown = f" of {cap} tokens" if cap is not None else ""
+    return ResponseTruncatedError(
+        f"the reply was cut off at the output-token limit{shown}{said}; raise "
+        "LoopSettings.max_output_tokens or ask for a shorter answer",
+        prompt_name=prompt_name,
+        limit=cap,
         provider_payload=payload,
     )

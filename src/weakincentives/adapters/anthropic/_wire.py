@@ -24,7 +24,8 @@ from weakincentives.adapters._history import (
     spoken_text,
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
-from weakincentives.adapters._reply import count, malformed, nested
+from weakincentives.adapters._reply import count, malformed, nested, truncated
+from weakincentives.adapters._request_body import WireOptions, attach_tools
 from weakincentives.adapters.anthropic._blocks import container_id
 from weakincentives.adapters.anthropic._codec_code_execution import code_execution_request
 from weakincentives.adapters.anthropic._schema import anthropic_schema
@@ -36,7 +37,7 @@ from weakincentives.adapters.anthropic._tool_search import (
     search_result,
     tool_search_declarations,
 )
-from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import DeferredTools, Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
@@ -77,12 +78,9 @@ _UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MessagesWireOptions:
-    """What the adapter adds to every request."""
+class MessagesWireOptions(WireOptions):
+    """The Messages API's options on top of the model and request options."""
 
-    model: str
-    options: Mapping[str, JSONValue]
-    """Caller's request options, already checked."""
     output_format: OutputFormatMode = "json_schema"
     tool_search: MessagesToolSearch = "off"
     """How a catalogue offered by the prompt is loaded (``off``: the discovery tools)."""
@@ -119,13 +117,7 @@ def build_messages_body(request: _turns.TurnRequest, wire: MessagesWireOptions) 
     tools: list[JSONValue] = [messages_tool(tool) for tool in declared_tools(request, offer)]
     if offer is not None:
         tools.extend(tool_search_declarations(offer, wire.tool_search))
-    tools.extend(dict(spec) for spec in request.hosted_tools)
-    extra = options.get("tools")
-    tools.extend(extra if isinstance(extra, list) else [])
-    if tools:
-        body["tools"] = tools
-        if not request.allow_tool_calls:
-            body["tool_choice"] = {"type": "none"}
+    attach_tools(body, tools, request, options, no_calls={"type": "none"})
     schema = request.output_schema
     searching = any(tool.kind == WEB_SEARCH_KIND for tool in hosted)
     if (
@@ -434,15 +426,8 @@ def _check_stop(
     known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
     written = _usage(last.get("usage")).output_tokens
     if stop == "max_tokens" or (stop in _FINISHED and known and written >= known):
-        shown = f" of {known} tokens" if known is not None else ""
         said = "" if stop == "max_tokens" else f" (the server said stop_reason {stop!r})"
-        raise ResponseTruncatedError(
-            f"the reply was cut off at the output-token limit{shown}{said}; raise "
-            "LoopSettings.max_output_tokens or ask for a shorter answer",
-            prompt_name=name,
-            limit=known,
-            provider_payload=last,
-        )
+        raise truncated(known, said, last, name)
     if stop in _FINISHED:
         return None
     if stop == "refusal":

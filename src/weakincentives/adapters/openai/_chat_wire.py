@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from weakincentives.adapters import _turns
 from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
-from weakincentives.adapters._reply import malformed, openai_usage
-from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.adapters._reply import malformed, openai_usage, truncated
+from weakincentives.adapters._request_body import WireOptions, attach_tools
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
@@ -44,12 +45,9 @@ type TokenCapField = Literal["max_completion_tokens", "max_tokens"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ChatWireOptions:
-    """What the adapter adds to every request and how it reads replies."""
+class ChatWireOptions(WireOptions):
+    """The Chat Completions options on top of the model and request options."""
 
-    model: str
-    options: Mapping[str, JSONValue]
-    """Caller's request options, already checked."""
     response_format: ResponseFormatMode = "json_schema"
     token_cap_field: TokenCapField = "max_completion_tokens"
 
@@ -82,13 +80,7 @@ def build_chat_body(request: _turns.TurnRequest, wire: ChatWireOptions) -> Body:
     name = request.prompt_name
     body["messages"] = [message for entry in request.history for message in _messages(entry, name)]
     tools: list[JSONValue] = [chat_function_tool(tool) for tool in request.rendered.tools]
-    tools.extend(dict(spec) for spec in request.hosted_tools)
-    extra = options.get("tools")
-    tools.extend(extra if isinstance(extra, list) else [])
-    if tools:
-        body["tools"] = tools
-        if not request.allow_tool_calls:
-            body["tool_choice"] = "none"
+    attach_tools(body, tools, request, options, no_calls="none")
     schema = request.output_schema if request.constrain_output else None
     if schema is not None and wire.response_format == "json_schema":
         body["response_format"] = {
@@ -208,15 +200,8 @@ def _check_finish(
     """
     cap = _cap(request)
     if reason == "length" or (cap is not None and usage.output_tokens >= cap > 0):
-        shown = f" of {cap} tokens" if cap is not None else ""
         said = "" if reason == "length" else f" (the server said finish_reason {reason!r})"
-        raise ResponseTruncatedError(
-            f"the reply was cut off at the output-token limit{shown}{said}; raise "
-            "LoopSettings.max_output_tokens or ask for a shorter answer",
-            prompt_name=prompt_name,
-            limit=cap,
-            provider_payload=payload,
-        )
+        raise truncated(cap, said, payload, prompt_name)
     if reason == "content_filter":
         raise PromptEvaluationError(
             "the provider's content filter withheld the reply (finish_reason 'content_filter')",

@@ -14,7 +14,8 @@ from weakincentives.adapters._history import (
     spoken_text,
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
-from weakincentives.adapters._reply import count, malformed, openai_usage
+from weakincentives.adapters._reply import count, malformed, openai_usage, truncated
+from weakincentives.adapters._request_body import attach_tools
 from weakincentives.adapters.openai._codecs import openai_includes
 from weakincentives.adapters.openai._tool_search import (
     NATIVE_ITEMS,
@@ -24,7 +25,7 @@ from weakincentives.adapters.openai._tool_search import (
     search_output,
     tool_search_declarations,
 )
-from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import DeferredTools, Tool
 from weakincentives.runtime import ToolCall
 from weakincentives.serde import JSONValue
@@ -87,12 +88,7 @@ def build_request_body(
     tools: list[JSONValue] = [function_tool(tool) for tool in declared_tools(request, offer)]
     if offer is not None:
         tools.extend(tool_search_declarations(offer, tool_search))
-    tools.extend(dict(spec) for spec in request.hosted_tools)
-    tools.extend(_list_option(options, "tools"))
-    if tools:
-        body["tools"] = tools
-        if not request.allow_tool_calls:
-            body["tool_choice"] = "none"
+    attach_tools(body, tools, request, options, no_calls="none")
     includes = dict.fromkeys(_list_option(options, "include"))
     includes.update(dict.fromkeys(openai_includes(request.rendered.hosted_tools)))
     if includes:
@@ -286,14 +282,7 @@ def _check_truncation(payload: Mapping[str, JSONValue], request: Body, prompt_na
         said = f" (the server said status {status!r})"
     else:
         return
-    shown = f" of {known} tokens" if known is not None else ""
-    raise ResponseTruncatedError(
-        f"the reply was cut off at the output-token limit{shown}{said}; raise "
-        "LoopSettings.max_output_tokens or ask for a shorter answer",
-        prompt_name=prompt_name,
-        limit=known,
-        provider_payload=payload,
-    )
+    raise truncated(known, said, payload, prompt_name)
 
 
 def _output_tokens(payload: Mapping[str, JSONValue]) -> int:
