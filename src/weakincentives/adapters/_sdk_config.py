@@ -16,13 +16,13 @@ from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 
 __all__ = [
-    "MERGED_TOOLS",
     "MergedOption",
     "SdkClients",
     "build_client",
     "check_client",
     "check_model",
     "check_request_options",
+    "merged_options",
     "require_sdk",
     "reserved_options",
 ]
@@ -54,10 +54,27 @@ class MergedOption:
     """The complaint when the option has another type, e.g. ``must be a list (...)``."""
 
 
-MERGED_TOOLS = MergedOption(
-    key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
-)
-"""``tools``, which every SDK provider extends with the prompt's tools."""
+def merged_options(
+    *, lists: Mapping[str, str] | None = None, objects: Mapping[str, str] | None = None
+) -> tuple[MergedOption, ...]:
+    """The request options a provider extends rather than replaces.
+
+    ``tools`` first (every SDK provider adds the prompt's tools to it), then ``lists``
+    and ``objects``: the list and object options of its own, each with what it adds.
+    """
+    return (
+        MergedOption(
+            key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
+        ),
+        *(
+            MergedOption(key=key, expected=list, why=f"must be a list ({added})")
+            for key, added in (lists or {}).items()
+        ),
+        *(
+            MergedOption(key=key, expected=dict, why=f"must be an object ({added})")
+            for key, added in (objects or {}).items()
+        ),
+    )
 
 
 def reserved_options(conversation: str, **more: str) -> Mapping[str, str]:

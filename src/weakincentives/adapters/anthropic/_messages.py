@@ -16,9 +16,9 @@ from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    MERGED_TOOLS,
     MergedOption,
     SdkClients,
+    merged_options,
     reserved_options,
 )
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -86,13 +86,8 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
     ENDPOINT: ClassVar[str] = "messages"
     ADAPTER_NAME: ClassVar[str] = "anthropic"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("messages")
-    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MERGED_TOOLS,
-        MergedOption(
-            key="output_config",
-            expected=dict,
-            why="must be an object (the output format is added to it)",
-        ),
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = merged_options(
+        objects={"output_config": "the output format is added to it"}
     )
 
     def build_request(self, turn: TurnRequest) -> Body:

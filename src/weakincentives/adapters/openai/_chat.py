@@ -14,9 +14,9 @@ from typing import Any, ClassVar, get_args
 from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    MERGED_TOOLS,
     MergedOption,
     SdkClients,
+    merged_options,
     reserved_options,
 )
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -69,13 +69,8 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
         n="must stay 1: the provider reads one choice",
         response_format="follows the prompt's output type (pass response_format= instead)",
     )
-    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MERGED_TOOLS,
-        MergedOption(
-            key="stream_options",
-            expected=dict,
-            why="must be an object (include_usage is added to it when streaming)",
-        ),
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = merged_options(
+        objects={"stream_options": "include_usage is added to it when streaming"}
     )
 
     def build_request(self, turn: TurnRequest) -> Body:

@@ -16,9 +16,9 @@ from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    MERGED_TOOLS,
     MergedOption,
     SdkClients,
+    merged_options,
     reserved_options,
 )
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -88,16 +88,9 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
     )
     ADAPTER_NAME: ClassVar[str] = "openai"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("input")
-    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MERGED_TOOLS,
-        MergedOption(
-            key="include",
-            expected=list,
-            why="must be a list (it is added to the hosted tools' includes)",
-        ),
-        MergedOption(
-            key="text", expected=dict, why="must be an object (the output format is added to it)"
-        ),
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = merged_options(
+        lists={"include": "it is added to the hosted tools' includes"},
+        objects={"text": "the output format is added to it"},
     )
 
     def build_request(self, turn: TurnRequest) -> Body:
