@@ -43,6 +43,22 @@ class SdkClients:
     key_variable: str
     """Where the SDK reads its key from, as told to the user when there is none."""
 
+    @classmethod
+    def generated(cls, *, module: str, vendor: str) -> SdkClients:
+        """The names every SDK generated from the shared template uses.
+
+        ``{vendor}`` and ``Async{vendor}`` clients, a ``{vendor}Error`` base exception
+        and the key in ``{MODULE}_API_KEY`` (``openai.OpenAI``, ``anthropic.AnthropicError``).
+        """
+        return cls(
+            module=module,
+            sync_client=vendor,
+            async_client=f"Async{vendor}",
+            error=f"{vendor}Error",
+            vendor=vendor,
+            key_variable=f"{module.upper()}_API_KEY",
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergedOption:

@@ -75,14 +75,7 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
     )
     """Codecs by hosted-tool kind (default: web search and code execution)."""
 
-    CLIENTS: ClassVar[SdkClients] = SdkClients(
-        module="anthropic",
-        sync_client="Anthropic",
-        async_client="AsyncAnthropic",
-        error="AnthropicError",
-        vendor="Anthropic",
-        key_variable="ANTHROPIC_API_KEY",
-    )
+    CLIENTS: ClassVar[SdkClients] = SdkClients.generated(module="anthropic", vendor="Anthropic")
     ENDPOINT: ClassVar[str] = "messages"
     ADAPTER_NAME: ClassVar[str] = "anthropic"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("messages")

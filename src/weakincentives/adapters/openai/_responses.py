@@ -40,14 +40,7 @@ type Body = dict[str, JSONValue]
 type OpenAIClient = openai.OpenAI | openai.AsyncOpenAI
 """Either ``openai`` client (evaluated only by type checkers: the SDK is optional)."""
 
-OPENAI_CLIENTS = SdkClients(
-    module="openai",
-    sync_client="OpenAI",
-    async_client="AsyncOpenAI",
-    error="OpenAIError",
-    vendor="OpenAI",
-    key_variable="OPENAI_API_KEY",
-)
+OPENAI_CLIENTS = SdkClients.generated(module="openai", vendor="OpenAI")
 """The ``openai`` SDK's clients, shared by Responses and Chat Completions."""
 
 
