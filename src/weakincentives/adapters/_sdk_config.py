@@ -22,6 +22,7 @@ __all__ = [
     "check_client",
     "check_model",
     "check_request_options",
+    "field_error",
     "merged_options",
     "require_sdk",
     "reserved_options",
@@ -118,15 +119,22 @@ def require_sdk(module: str, *, owner: str) -> ModuleType:
         ) from exc
 
 
+def field_error(
+    owner: type[object], field_name: str, problem: str, value: object = None
+) -> ConfigValidationError:
+    """``<Owner> <field_name> <problem>``: an option of the class ``owner`` is refused."""
+    return ConfigValidationError(
+        f"{owner.__name__} {field_name} {problem}",
+        config_type=owner,
+        field_name=field_name,
+        value=value,
+    )
+
+
 def check_model(model: object, *, owner: type[object]) -> None:
     """Refuse a ``model`` that is not a non-empty string."""
     if not isinstance(model, str) or not model.strip():
-        raise ConfigValidationError(
-            f"{owner.__name__} model must be a non-empty string, got {model!r}",
-            config_type=owner,
-            field_name="model",
-            value=model,
-        )
+        raise field_error(owner, "model", f"must be a non-empty string, got {model!r}", model)
 
 
 def check_request_options(
@@ -142,11 +150,8 @@ def check_request_options(
     ``request_options``.
     """
     if not isinstance(options, Mapping):
-        raise ConfigValidationError(
-            f"{owner.__name__} request_options must be a mapping, got {type(options).__name__}",
-            config_type=owner,
-            field_name="request_options",
-            value=options,
+        raise field_error(
+            owner, "request_options", f"must be a mapping, got {type(options).__name__}", options
         )
     problems = [f"{key!r} {why}" for key, why in reserved.items() if key in options]
     problems.extend(
@@ -155,11 +160,11 @@ def check_request_options(
         if option.key in options and not isinstance(options[option.key], option.expected)
     )
     if problems:
-        raise ConfigValidationError(
-            f"{owner.__name__} request_options cannot be used as given: " + "; ".join(problems),
-            config_type=owner,
-            field_name="request_options",
-            value=dict(options),
+        raise field_error(
+            owner,
+            "request_options",
+            "cannot be used as given: " + "; ".join(problems),
+            dict(options),
         )
 
 
@@ -170,11 +175,7 @@ def check_client(
     accepted = (getattr(sdk, clients.sync_client), getattr(sdk, clients.async_client))
     if client is not None and not isinstance(client, accepted):
         names = f"{clients.module}.{clients.sync_client} or {clients.module}.{clients.async_client}"
-        raise ConfigValidationError(
-            f"{owner.__name__} client must be an {names}, got {type(client).__name__}",
-            config_type=owner,
-            field_name="client",
-        )
+        raise field_error(owner, "client", f"must be an {names}, got {type(client).__name__}")
 
 
 def build_client(
