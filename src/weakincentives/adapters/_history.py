@@ -25,6 +25,7 @@ from weakincentives.serde import JSONValue
 
 __all__ = [
     "NativeCall",
+    "NativeTurns",
     "call_arguments",
     "call_input",
     "check_conversation",
@@ -188,6 +189,44 @@ def native_calls(
             kinds=tuple(dict.fromkeys(refused)),
         )
     return tuple(result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativeTurns:
+    """Earlier turns' calls, rebuilt for one request that loads ``offer`` natively.
+
+    Built once per request (:meth:`of`), so the catalogue ids loaded so far are
+    gathered once, not for every turn rebuilt.
+    """
+
+    offer: DeferredTools
+    loaded: set[str]
+    prompt_name: str
+    target_format: str
+
+    @classmethod
+    def of(
+        cls, request: _turns.TurnRequest, offer: DeferredTools | None, target_format: str
+    ) -> NativeTurns | None:
+        """The rebuilder for ``request``, or None when it offers no catalogue natively."""
+        if offer is None:
+            return None
+        return cls(
+            offer=offer,
+            loaded=loaded_before(request.history),
+            prompt_name=request.prompt_name,
+            target_format=target_format,
+        )
+
+    def calls(self, turn: _turns.ModelTurn) -> tuple[NativeCall, ...]:
+        """The calls of ``turn`` in native form (see :func:`native_calls`)."""
+        return native_calls(
+            turn,
+            self.offer,
+            loaded=self.loaded,
+            prompt_name=self.prompt_name,
+            target_format=self.target_format,
+        )
 
 
 def _loaded_call(call: ToolCall, offer: DeferredTools, loaded: set[str]) -> NativeCall | None:

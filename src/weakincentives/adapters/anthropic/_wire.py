@@ -17,9 +17,8 @@ from typing import Any, Literal
 
 from weakincentives.adapters import _turns
 from weakincentives.adapters._history import (
+    NativeTurns,
     call_input,
-    loaded_before,
-    native_calls,
     replays_raw_items,
     spoken_text,
 )
@@ -158,7 +157,7 @@ class _Messages:
         self._request = request
         self._uploads = uploads
         self._offer = offer
-        self._loaded = loaded_before(request.history) if offer is not None else set[str]()
+        self._native = NativeTurns.of(request, offer, ANTHROPIC_FORMAT)
         self._declared = {tool.name for tool in declared_tools(request, offer)}
 
     def build(self) -> list[JSONValue]:
@@ -202,7 +201,6 @@ class _Messages:
 
     def _turn(self, turn: _turns.ModelTurn) -> list[JSONValue]:
         prompt_name = self._request.prompt_name
-        offer = self._offer
         replays = replays_raw_items(turn, ANTHROPIC_FORMAT, prompt_name=prompt_name)
         blocks = [
             block
@@ -212,16 +210,9 @@ class _Messages:
         ]
         if replays and self._same_mode(blocks):
             return blocks
-        if offer is None:
+        if self._native is None:
             return _rebuilt(turn)
-        calls = native_calls(
-            turn,
-            offer,
-            loaded=self._loaded,
-            prompt_name=prompt_name,
-            target_format=ANTHROPIC_FORMAT,
-        )
-        return _said(turn) + native_blocks(calls, tool_use_id)
+        return _said(turn) + native_blocks(self._native.calls(turn), tool_use_id)
 
     def _same_mode(self, blocks: Sequence[JSONValue]) -> bool:
         """Whether a turn's own blocks fit the request's tool declarations, so they replay.

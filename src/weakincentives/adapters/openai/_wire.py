@@ -7,9 +7,8 @@ from typing import Any
 
 from weakincentives.adapters import _turns
 from weakincentives.adapters._history import (
+    NativeTurns,
     call_arguments,
-    loaded_before,
-    native_calls,
     replays_raw_items,
     spoken_text,
 )
@@ -119,7 +118,7 @@ class _History:
     def __init__(self, request: _turns.TurnRequest, offer: DeferredTools | None) -> None:
         self._name = request.prompt_name
         self._offer = offer
-        self._loaded = loaded_before(request.history) if offer is not None else set[str]()
+        self._native = NativeTurns.of(request, offer, RESPONSES_FORMAT)
 
     def items(self, entry: _turns.ConversationItem) -> Sequence[JSONValue]:
         if isinstance(entry, _turns.PromptMessage | _turns.FeedbackMessage):
@@ -136,20 +135,12 @@ class _History:
         raise AssertionError(f"unknown conversation item {entry!r}")
 
     def _turn(self, turn: _turns.ModelTurn) -> list[JSONValue]:
-        offer = self._offer
         replays = replays_raw_items(turn, RESPONSES_FORMAT, prompt_name=self._name)
-        if replays and _same_mode(turn.raw_items, offer):
+        if replays and _same_mode(turn.raw_items, self._offer):
             return [_replayable(item) for item in turn.raw_items]
-        if offer is None:
+        if self._native is None:
             return _rebuilt(turn)
-        calls = native_calls(
-            turn,
-            offer,
-            loaded=self._loaded,
-            prompt_name=self._name,
-            target_format=RESPONSES_FORMAT,
-        )
-        return _said(turn) + native_input_items(calls)
+        return _said(turn) + native_input_items(self._native.calls(turn))
 
 
 def _same_mode(items: Sequence[Mapping[str, JSONValue]], offer: DeferredTools | None) -> bool:
