@@ -18,7 +18,7 @@ carry ``web_search_result_location`` citations (``url``, ``title``, ``cited_text
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Final, Literal
 
 from weakincentives.adapters._user_location import approximate_location
 from weakincentives.adapters.anthropic._blocks import Block, message_blocks
@@ -49,10 +49,8 @@ class AnthropicWebSearchCodec:
     def __init__(self, *, tool_type: WebSearchToolType = "web_search_20250305") -> None:
         self._tool_type: str = tool_type
 
-    @property
-    def kind(self) -> str:
-        """Always ``"web_search"``."""
-        return WEB_SEARCH_KIND
+    kind: Final = WEB_SEARCH_KIND
+    """Always ``"web_search"``: the hosted tool kind this codec serves."""
 
     def serialize(self, tool: HostedTool[WebSearchConfig]) -> dict[str, JSONValue]:
         """Build the ``{"type": "web_search_...", "name": "web_search", ...}`` spec."""

@@ -9,6 +9,7 @@ list and no per-tool cap on searches, so those options are refused.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from weakincentives.adapters._user_location import approximate_location
 from weakincentives.adapters.openai._codec_reader import (
@@ -39,10 +40,8 @@ _MESSAGE_SEPARATOR = "\n\n"
 class OpenAIWebSearchCodec:
     """Serializes ``WebSearchConfig`` to OpenAI's ``web_search`` tool and parses its results."""
 
-    @property
-    def kind(self) -> str:
-        """Always ``"web_search"``."""
-        return WEB_SEARCH_KIND
+    kind: Final = WEB_SEARCH_KIND
+    """Always ``"web_search"``: the hosted tool kind this codec serves."""
 
     def serialize(self, tool: HostedTool[WebSearchConfig]) -> dict[str, JSONValue]:
         """Build the ``{"type": "web_search", ...}`` spec, refusing options OpenAI lacks."""
