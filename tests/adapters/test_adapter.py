@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from weakincentives.adapters import (
     ScriptedCall,
     ScriptedTurn,
 )
+from weakincentives.adapters._step_runner import IN_PROCESS
 from weakincentives.adapters.anthropic import AnthropicAdapter, AnthropicMessages
 from weakincentives.adapters.openai import (
     ChatCompletions,
@@ -31,6 +33,7 @@ from weakincentives.adapters.openai import (
 from weakincentives.errors import AdapterClosedError, ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 from weakincentives.runtime import InProcessEventBus, PromptFailed, PromptRendered, Session
+from weakincentives.store import SQLiteStore
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -215,6 +218,18 @@ class TestClosedAdapter:
 
 
 class TestArgumentChecks:
+    def test_store_and_steps_together_are_refused(self, tmp_path: Path) -> None:
+        """A store records the loop's own steps, so a step runner cannot be added to it."""
+        adapter = OfflineAdapter([ScriptedTurn(text="never")])
+        with (
+            adapter,
+            pytest.raises(ConfigValidationError, match="pass store= or steps=, not both") as caught,
+        ):
+            adapter.evaluate(
+                ping_prompt(), store=SQLiteStore(tmp_path / "evals.db"), steps=IN_PROCESS
+            )
+        assert caught.value.field_name == "steps"
+
     def test_a_disclosure_that_is_not_one_is_refused(self) -> None:
         """evaluate(disclosure=...) takes a Disclosure, checked before anything runs."""
         adapter = OfflineAdapter([ScriptedTurn(text="never")])

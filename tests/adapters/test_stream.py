@@ -26,6 +26,7 @@ from weakincentives.adapters import (
     ScriptedCall,
     ScriptedTurn,
 )
+from weakincentives.adapters._step_runner import IN_PROCESS
 from weakincentives.errors import ConfigValidationError, PromptEvaluationError
 from weakincentives.prompt import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
 from weakincentives.runtime import (
@@ -201,6 +202,26 @@ class TestIteration:
         stream.__aiter__()
         with pytest.raises(ConfigValidationError, match="already iterated"):
             iter(stream).__next__()
+
+    def test_a_given_evaluation_id_names_the_stream_and_its_response(self) -> None:
+        """evaluation_id= reaches the stream and the evaluation it runs."""
+        stream = OfflineAdapter([ScriptedTurn(text=ANSWER)]).stream(
+            owner_prompt(), evaluation_id="ev-7"
+        )
+        items = list(stream)
+        assert stream.evaluation_id == "ev-7"
+        response = items[-1]
+        assert isinstance(response, PromptResponse)
+        assert response.evaluation_id == "ev-7"
+
+    def test_steps_is_not_a_stream_option(self) -> None:
+        """A stream runs its steps in process: steps= is refused when it starts."""
+        stream = OfflineAdapter([ScriptedTurn(text="Hi")]).stream(
+            owner_prompt(),
+            steps=IN_PROCESS,  # type: ignore[call-arg]  # the refusal under test
+        )
+        with pytest.raises(TypeError, match="multiple values for keyword argument 'steps'"):
+            list(stream)
 
     def test_a_bus_that_cannot_be_subscribed_to_is_refused(self) -> None:
         """A publisher without subscribe cannot feed a stream."""

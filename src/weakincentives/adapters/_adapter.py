@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from weakincentives._closing import AsyncClosing, Closing
 from weakincentives._portal import run_sync
@@ -53,7 +53,33 @@ from weakincentives.prompt import (
 )
 from weakincentives.store import Store, SyncStore
 
-__all__ = ["Adapter", "evaluate_with_disclosure"]
+__all__ = ["Adapter", "EvaluateOptions", "ResumeOptions", "evaluate_with_disclosure"]
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """The keyword arguments ``evaluate``, ``evaluate_async`` and ``stream`` share.
+
+    Each is described at :meth:`Adapter.evaluate_async`; every one may be left out.
+    """
+
+    bus: EventPublisher | None
+    session: SessionProtocol | None
+    visibility_overrides: VisibilityOverrides | None
+    deadline: datetime | None
+    continue_from: PromptResponse[Any] | None
+    disclosure: Disclosure | None
+    extras: Mapping[str, object] | None
+    store: Store | SyncStore | None
+    evaluation_id: str | None
+
+
+class ResumeOptions(TypedDict, total=False):
+    """The keyword arguments of ``resume`` (described at :meth:`Adapter.resume_async`)."""
+
+    store: Required[Store | SyncStore]
+    bus: EventPublisher | None
+    session: SessionProtocol | None
+    extras: Mapping[str, object] | None
 
 
 class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
@@ -64,13 +90,7 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
     """
 
     def __init__(self, provider: ProviderT, *, settings: LoopSettings | None = None) -> None:
-        if settings is not None and not isinstance(settings, LoopSettings):
-            raise ConfigValidationError(
-                f"settings must be a LoopSettings, got {type(settings).__name__}",
-                config_type=LoopSettings,
-                field_name="settings",
-                value=settings,
-            )
+        _check_optional(settings, LoopSettings, "settings")
         self._provider = provider
         self._settings = settings if settings is not None else LoopSettings()
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
@@ -101,49 +121,18 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         self,
         prompt: Prompt[OutputT] | PromptTemplate[OutputT],
         *params: object,
-        bus: EventPublisher | None = None,
-        session: SessionProtocol | None = None,
-        visibility_overrides: VisibilityOverrides | None = None,
-        deadline: datetime | None = None,
-        continue_from: PromptResponse[Any] | None = None,
-        disclosure: Disclosure | None = None,
-        extras: Mapping[str, object] | None = None,
-        store: Store | SyncStore | None = None,
-        evaluation_id: str | None = None,
         steps: StepRunner | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
-        return run_sync(
-            self.evaluate_async(
-                prompt,
-                *params,
-                bus=bus,
-                session=session,
-                visibility_overrides=visibility_overrides,
-                deadline=deadline,
-                continue_from=continue_from,
-                disclosure=disclosure,
-                extras=extras,
-                store=store,
-                evaluation_id=evaluation_id,
-                steps=steps,
-            )
-        )
+        return run_sync(self.evaluate_async(prompt, *params, steps=steps, **options))
 
     async def evaluate_async[OutputT](
         self,
         prompt: Prompt[OutputT] | PromptTemplate[OutputT],
         *params: object,
-        bus: EventPublisher | None = None,
-        session: SessionProtocol | None = None,
-        visibility_overrides: VisibilityOverrides | None = None,
-        deadline: datetime | None = None,
-        continue_from: PromptResponse[Any] | None = None,
-        disclosure: Disclosure | None = None,
-        extras: Mapping[str, object] | None = None,
-        store: Store | SyncStore | None = None,
-        evaluation_id: str | None = None,
         steps: StepRunner | None = None,
+        **options: Unpack[EvaluateOptions],
     ) -> PromptResponse[OutputT]:
         """Render, run the tool loop to a final answer and parse it, on the running loop.
 
@@ -162,36 +151,14 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         ``steps`` runs every step (request, tool call, approval) elsewhere: the seam a
         Temporal workflow uses (``weakincentives.temporal``); not together with ``store``.
         """
-        return await self._evaluate(
-            self._launch(),
-            prompt,
-            params,
-            bus=bus,
-            session=session,
-            visibility_overrides=visibility_overrides,
-            deadline=deadline,
-            continue_from=continue_from,
-            disclosure=disclosure,
-            extras=extras,
-            store=store,
-            evaluation_id=evaluation_id,
-            steps=steps,
-        )
+        return await self._evaluate(self._launch(), prompt, params, steps=steps, **options)
 
     def stream[OutputT](
         self,
         prompt: Prompt[OutputT] | PromptTemplate[OutputT],
         *params: object,
-        bus: EventPublisher | None = None,
-        session: SessionProtocol | None = None,
-        visibility_overrides: VisibilityOverrides | None = None,
-        deadline: datetime | None = None,
-        continue_from: PromptResponse[Any] | None = None,
-        disclosure: Disclosure | None = None,
-        extras: Mapping[str, object] | None = None,
-        store: Store | SyncStore | None = None,
-        evaluation_id: str | None = None,
         max_buffered: int = 64,
+        **options: Unpack[EvaluateOptions],
     ) -> EvaluationStream[OutputT]:
         """The evaluation as an iterator of its events, ending with the response.
 
@@ -204,32 +171,28 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         unread. ``bus`` must be an ``EventBus`` (the stream subscribes to it).
         """
         as_prompt = _as_prompt(prompt)
-        chosen_id = evaluation_id if evaluation_id is not None else self._settings.new_id()
+        given_id = options.get("evaluation_id")
+        chosen_id = given_id if given_id is not None else self._settings.new_id()
 
         async def start(
             paced: Paced[Any, Any], tapped: EventPublisher, recorder: SessionProtocol | None
         ) -> PromptResponse[Any]:
-            return await self._evaluate(
-                replace(self._launch(), provider=paced),
-                as_prompt,
-                params,
-                bus=tapped,
-                session=recorder,
-                visibility_overrides=visibility_overrides,
-                deadline=deadline,
-                continue_from=continue_from,
-                disclosure=disclosure,
-                extras=extras,
-                store=store,
-                evaluation_id=chosen_id,
-            )
+            tapped_options: EvaluateOptions = {
+                **options,
+                "bus": tapped,
+                "session": recorder,
+                "evaluation_id": chosen_id,
+            }
+            launch = replace(self._launch(), provider=paced)
+            # steps=None: a stream runs its steps in process (steps= in options is refused).
+            return await self._evaluate(launch, as_prompt, params, steps=None, **tapped_options)
 
         return EvaluationStream(
             provider=self._provider,
             prompt=as_prompt,
             evaluation_id=chosen_id,
-            bus=bus,
-            session=session,
+            bus=options.get("bus"),
+            session=options.get("session"),
             start=start,
             max_buffered=max_buffered,
         )
@@ -240,20 +203,20 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         prompt: Prompt[OutputT] | PromptTemplate[OutputT],
         params: tuple[object, ...],
         *,
-        bus: EventPublisher | None,
-        session: SessionProtocol | None,
-        visibility_overrides: VisibilityOverrides | None,
-        deadline: datetime | None,
-        continue_from: PromptResponse[Any] | None,
-        disclosure: Disclosure | None,
-        extras: Mapping[str, object] | None,
-        store: Store | SyncStore | None,
-        evaluation_id: str | None,
+        bus: EventPublisher | None = None,
+        session: SessionProtocol | None = None,
+        visibility_overrides: VisibilityOverrides | None = None,
+        deadline: datetime | None = None,
+        continue_from: PromptResponse[Any] | None = None,
+        disclosure: Disclosure | None = None,
+        extras: Mapping[str, object] | None = None,
+        store: Store | SyncStore | None = None,
+        evaluation_id: str | None = None,
         steps: StepRunner | None = None,
     ) -> PromptResponse[OutputT]:
         self._thread_pool()  # raises AdapterClosedError once closed
         _check_deadline(deadline)
-        _check_disclosure(disclosure)
+        _check_optional(disclosure, Disclosure, "disclosure")
         as_prompt = _as_prompt(prompt)
         earlier = _continuation(continue_from, prompt_name=as_prompt.name)
         if store is not None and steps is not None:
@@ -282,18 +245,10 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         self,
         evaluation_id: str,
         prompt: Prompt[OutputT] | PromptTemplate[OutputT],
-        *,
-        store: Store | SyncStore,
-        bus: EventPublisher | None = None,
-        session: SessionProtocol | None = None,
-        extras: Mapping[str, object] | None = None,
+        **options: Unpack[ResumeOptions],
     ) -> PromptResponse[OutputT]:
         """Carry a durable evaluation on and wait for the response; see :meth:`resume_async`."""
-        return run_sync(
-            self.resume_async(
-                evaluation_id, prompt, store=store, bus=bus, session=session, extras=extras
-            )
-        )
+        return run_sync(self.resume_async(evaluation_id, prompt, **options))
 
     async def resume_async[OutputT](
         self,
@@ -396,13 +351,14 @@ def _check_deadline(deadline: object) -> None:
         )
 
 
-def _check_disclosure(disclosure: object) -> None:
-    if disclosure is not None and not isinstance(disclosure, Disclosure):
+def _check_optional(value: object, expected: type[object], field_name: str) -> None:
+    """Refuse a ``field_name`` that is neither None nor an ``expected``."""
+    if value is not None and not isinstance(value, expected):
         raise ConfigValidationError(
-            f"disclosure must be a Disclosure, got {type(disclosure).__name__}",
-            config_type=Disclosure,
-            field_name="disclosure",
-            value=disclosure,
+            f"{field_name} must be a {expected.__name__}, got {type(value).__name__}",
+            config_type=expected,
+            field_name=field_name,
+            value=value,
         )
 
 

@@ -328,16 +328,20 @@ def _skip(text: str, position: int) -> int:
     return position
 
 
+_JSON_KINDS: dict[type, str] = {
+    dict: "object",
+    list: "array",
+    bool: "boolean",
+    str: "string",
+    type(None): "null",
+    int: "number",
+    float: "number",
+}
+"""JSON's name for each type ``json.loads`` returns."""
+
+
 def _kind(value: JSONValue) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    return "number"
+    return _JSON_KINDS[type(value)]
 
 
 def _shown(value: JSONValue) -> str:

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from weakincentives.adapters._request_digest import RequestDigests
 from weakincentives.adapters._response import RESPONSE_DOCUMENT
-from weakincentives.adapters._step_runner import Decision, Progress, Sent
+from weakincentives.adapters._step_runner import CallStep, Decision, Progress, SendStep, Sent
 from weakincentives.errors import (
     PromptEvaluationError,
     ReplayMismatchError,
@@ -180,9 +180,7 @@ class DurableSteps:
         """True while recorded steps remain that the loop has not reached yet."""
         return bool(self._journal)
 
-    async def send[ReplyT](
-        self, key: str, request: object, run: Callable[[], Awaitable[Sent[ReplyT]]]
-    ) -> Sent[ReplyT]:
+    async def send[ReplyT](self, key: str, request: object, run: SendStep[ReplyT]) -> Sent[ReplyT]:
         """The recorded reply (after checking the request), or the exchange, recorded."""
         if key in self._journal:
             return self._replayed_send(key, request, self._journal.pop(key))
@@ -214,11 +212,7 @@ class DurableSteps:
         )
 
     async def call(
-        self,
-        key: str,
-        call: ToolCall,
-        tool: Tool[Any, Any] | None,
-        run: Callable[[], Awaitable[ToolInvoked]],
+        self, key: str, call: ToolCall, tool: Tool[Any, Any] | None, run: CallStep
     ) -> ToolInvoked:
         """The recorded outcome, or the call run and recorded with the events it published."""
         if key in self._journal:

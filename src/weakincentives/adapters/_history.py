@@ -16,15 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._native_search import search_arguments
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-)
 from weakincentives.errors import ConfigValidationError, HistoryTranslationError
 from weakincentives.prompt import DeferredTools
 from weakincentives.runtime import ToolCall
@@ -32,6 +25,7 @@ from weakincentives.serde import JSONValue
 
 __all__ = [
     "NativeCall",
+    "NativeTurns",
     "call_arguments",
     "call_input",
     "check_conversation",
@@ -41,10 +35,15 @@ __all__ = [
     "spoken_text",
 ]
 
-_ITEM_TYPES = (PromptMessage, AssistantMessage, ToolOutputMessage, FeedbackMessage)
+_ITEM_TYPES = (
+    _turns.PromptMessage,
+    _turns.AssistantMessage,
+    _turns.ToolOutputMessage,
+    _turns.FeedbackMessage,
+)
 
 
-def replays_raw_items(turn: ModelTurn, wire_format: str, *, prompt_name: str) -> bool:
+def replays_raw_items(turn: _turns.ModelTurn, wire_format: str, *, prompt_name: str) -> bool:
     """True when ``turn``'s raw items are in ``wire_format`` and are replayed as they are.
 
     False means the provider rebuilds the turn from its text, tool calls and refusal.
@@ -63,7 +62,7 @@ def replays_raw_items(turn: ModelTurn, wire_format: str, *, prompt_name: str) ->
     return False
 
 
-def spoken_text(turn: ModelTurn) -> str:
+def spoken_text(turn: _turns.ModelTurn) -> str:
     """What the model said in ``turn``, for rebuilding it: its text, else its refusal."""
     return turn.text or turn.refusal or ""
 
@@ -89,7 +88,7 @@ def call_input(arguments: str | Mapping[str, JSONValue]) -> dict[str, JSONValue]
     return value if isinstance(value, dict) else {}
 
 
-def check_conversation(items: Sequence[ConversationItem], *, prompt_name: str) -> None:
+def check_conversation(items: Sequence[_turns.ConversationItem], *, prompt_name: str) -> None:
     """Refuse a conversation to continue that no provider could send as it is.
 
     Each item must be a conversation item, and each tool output must answer a call of
@@ -104,9 +103,9 @@ def check_conversation(items: Sequence[ConversationItem], *, prompt_name: str) -
                 field_name="continue_from",
                 value=item,
             )
-        if isinstance(item, AssistantMessage):
+        if isinstance(item, _turns.AssistantMessage):
             calls = {call.call_id for call in item.turn.tool_calls}
-        elif isinstance(item, ToolOutputMessage) and item.call_id not in calls:
+        elif isinstance(item, _turns.ToolOutputMessage) and item.call_id not in calls:
             raise ConfigValidationError(
                 f"continue_from conversation[{index}] is the output of call "
                 f"{item.call_id!r}, which the model turn before it did not make "
@@ -131,18 +130,18 @@ class NativeCall:
     """The group (namespace) of a loaded tool."""
 
 
-def loaded_before(history: Sequence[ConversationItem]) -> set[str]:
+def loaded_before(history: Sequence[_turns.ConversationItem]) -> set[str]:
     """Catalogue ids some search output in ``history`` found."""
     return {
         tool_id
         for item in history
-        if isinstance(item, ToolOutputMessage)
+        if isinstance(item, _turns.ToolOutputMessage)
         for tool_id in item.loaded
     }
 
 
 def native_calls(
-    turn: ModelTurn,
+    turn: _turns.ModelTurn,
     offer: DeferredTools,
     *,
     loaded: set[str],
@@ -190,6 +189,44 @@ def native_calls(
             kinds=tuple(dict.fromkeys(refused)),
         )
     return tuple(result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativeTurns:
+    """Earlier turns' calls, rebuilt for one request that loads ``offer`` natively.
+
+    Built once per request (:meth:`of`), so the catalogue ids loaded so far are
+    gathered once, not for every turn rebuilt.
+    """
+
+    offer: DeferredTools
+    loaded: set[str]
+    prompt_name: str
+    target_format: str
+
+    @classmethod
+    def of(
+        cls, request: _turns.TurnRequest, offer: DeferredTools | None, target_format: str
+    ) -> NativeTurns | None:
+        """The rebuilder for ``request``, or None when it offers no catalogue natively."""
+        if offer is None:
+            return None
+        return cls(
+            offer=offer,
+            loaded=loaded_before(request.history),
+            prompt_name=request.prompt_name,
+            target_format=target_format,
+        )
+
+    def calls(self, turn: _turns.ModelTurn) -> tuple[NativeCall, ...]:
+        """The calls of ``turn`` in native form (see :func:`native_calls`)."""
+        return native_calls(
+            turn,
+            self.offer,
+            loaded=self.loaded,
+            prompt_name=self.prompt_name,
+            target_format=self.target_format,
+        )
 
 
 def _loaded_call(call: ToolCall, offer: DeferredTools, loaded: set[str]) -> NativeCall | None:

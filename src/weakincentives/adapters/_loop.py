@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
@@ -416,17 +416,7 @@ class Evaluation[RequestT, ReplyT, OutputT]:
     async def _send(self, wire: RequestT, on_text: TextSink) -> Sent[ReplyT]:
         """The round's send step: the exchange, with the text it streamed."""
         if self._steps is IN_PROCESS:  # the step as it runs in process, without the wrapping
-            reply = await exchange(
-                self._provider,
-                wire,
-                prompt_name=self._prompt.name,
-                round_number=self._rounds,
-                deadline=self._deadline,
-                settings=self._settings,
-                on_text=on_text,
-                on_retry=self._retried,
-            )
-            return _sent(reply=reply, deltas=())
+            return _sent(reply=await self._exchange(wire, on_text), deltas=())
 
         async def run() -> Sent[ReplyT]:
             streamed: list[str] = []
@@ -436,19 +426,22 @@ class Evaluation[RequestT, ReplyT, OutputT]:
                     streamed.append(text)
                 on_text(text)
 
-            reply = await exchange(
-                self._provider,
-                wire,
-                prompt_name=self._prompt.name,
-                round_number=self._rounds,
-                deadline=self._deadline,
-                settings=self._settings,
-                on_text=sink,
-                on_retry=self._retried,
-            )
-            return Sent(reply=reply, deltas=tuple(streamed))
+            return Sent(reply=await self._exchange(wire, sink), deltas=tuple(streamed))
 
         return await self._steps.send(f"round:{self._rounds}/send", wire, run)
+
+    def _exchange(self, wire: RequestT, on_text: TextSink) -> Coroutine[Any, Any, ReplyT]:
+        """The round's exchange with the provider, retries included, streaming to ``on_text``."""
+        return exchange(
+            self._provider,
+            wire,
+            prompt_name=self._prompt.name,
+            round_number=self._rounds,
+            deadline=self._deadline,
+            settings=self._settings,
+            on_text=on_text,
+            on_retry=self._retried,
+        )
 
     def _retried(self, attempt: int, delay: float, failure: ProviderError) -> None:
         """An attempt of this round failed and is tried again: tell the observers."""

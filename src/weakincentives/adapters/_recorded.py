@@ -219,16 +219,12 @@ class Recorded[RequestT, ReplyT]:
         tape = self._tape
         recorded = tape.recorded
         replayed = sum(exchange.fingerprint == key for exchange in recorded)
-        if replayed:
-            return ReplayMissError(
-                prompt_name=attempt.prompt_name,
-                fingerprint=key,
-                round=attempt.round,
-                cassette=str(tape.path),
-                closest=None,
-                replayed=replayed,
-            )
-        index = closest_exchange(recorded, built, round=attempt.round, position=tape.position)
+        # A request recorded and replayed already is sent once too often: no comparison.
+        index = (
+            None
+            if replayed
+            else closest_exchange(recorded, built, round=attempt.round, position=tape.position)
+        )
         closest = None if index is None else recorded[index]
         difference = None if closest is None else first_difference(closest.request, built)
         return ReplayMissError(
@@ -246,4 +242,5 @@ class Recorded[RequestT, ReplyT]:
                 built,
                 recorded_label=f"recorded exchange {index} (round {closest.round})",
             ),
+            replayed=replayed,
         )

@@ -16,13 +16,14 @@ from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
 
 __all__ = [
-    "MERGED_TOOLS",
     "MergedOption",
     "SdkClients",
     "build_client",
     "check_client",
     "check_model",
     "check_request_options",
+    "field_error",
+    "merged_options",
     "require_sdk",
     "reserved_options",
 ]
@@ -43,6 +44,22 @@ class SdkClients:
     key_variable: str
     """Where the SDK reads its key from, as told to the user when there is none."""
 
+    @classmethod
+    def generated(cls, *, module: str, vendor: str) -> SdkClients:
+        """The names every SDK generated from the shared template uses.
+
+        ``{vendor}`` and ``Async{vendor}`` clients, a ``{vendor}Error`` base exception
+        and the key in ``{MODULE}_API_KEY`` (``openai.OpenAI``, ``anthropic.AnthropicError``).
+        """
+        return cls(
+            module=module,
+            sync_client=vendor,
+            async_client=f"Async{vendor}",
+            error=f"{vendor}Error",
+            vendor=vendor,
+            key_variable=f"{module.upper()}_API_KEY",
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergedOption:
@@ -54,10 +71,27 @@ class MergedOption:
     """The complaint when the option has another type, e.g. ``must be a list (...)``."""
 
 
-MERGED_TOOLS = MergedOption(
-    key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
-)
-"""``tools``, which every SDK provider extends with the prompt's tools."""
+def merged_options(
+    *, lists: Mapping[str, str] | None = None, objects: Mapping[str, str] | None = None
+) -> tuple[MergedOption, ...]:
+    """The request options a provider extends rather than replaces.
+
+    ``tools`` first (every SDK provider adds the prompt's tools to it), then ``lists``
+    and ``objects``: the list and object options of its own, each with what it adds.
+    """
+    return (
+        MergedOption(
+            key="tools", expected=list, why="must be a list (it is added to the prompt's tools)"
+        ),
+        *(
+            MergedOption(key=key, expected=list, why=f"must be a list ({added})")
+            for key, added in (lists or {}).items()
+        ),
+        *(
+            MergedOption(key=key, expected=dict, why=f"must be an object ({added})")
+            for key, added in (objects or {}).items()
+        ),
+    )
 
 
 def reserved_options(conversation: str, **more: str) -> Mapping[str, str]:
@@ -85,15 +119,22 @@ def require_sdk(module: str, *, owner: str) -> ModuleType:
         ) from exc
 
 
+def field_error(
+    owner: type[object], field_name: str, problem: str, value: object = None
+) -> ConfigValidationError:
+    """``<Owner> <field_name> <problem>``: an option of the class ``owner`` is refused."""
+    return ConfigValidationError(
+        f"{owner.__name__} {field_name} {problem}",
+        config_type=owner,
+        field_name=field_name,
+        value=value,
+    )
+
+
 def check_model(model: object, *, owner: type[object]) -> None:
     """Refuse a ``model`` that is not a non-empty string."""
     if not isinstance(model, str) or not model.strip():
-        raise ConfigValidationError(
-            f"{owner.__name__} model must be a non-empty string, got {model!r}",
-            config_type=owner,
-            field_name="model",
-            value=model,
-        )
+        raise field_error(owner, "model", f"must be a non-empty string, got {model!r}", model)
 
 
 def check_request_options(
@@ -109,11 +150,8 @@ def check_request_options(
     ``request_options``.
     """
     if not isinstance(options, Mapping):
-        raise ConfigValidationError(
-            f"{owner.__name__} request_options must be a mapping, got {type(options).__name__}",
-            config_type=owner,
-            field_name="request_options",
-            value=options,
+        raise field_error(
+            owner, "request_options", f"must be a mapping, got {type(options).__name__}", options
         )
     problems = [f"{key!r} {why}" for key, why in reserved.items() if key in options]
     problems.extend(
@@ -122,11 +160,11 @@ def check_request_options(
         if option.key in options and not isinstance(options[option.key], option.expected)
     )
     if problems:
-        raise ConfigValidationError(
-            f"{owner.__name__} request_options cannot be used as given: " + "; ".join(problems),
-            config_type=owner,
-            field_name="request_options",
-            value=dict(options),
+        raise field_error(
+            owner,
+            "request_options",
+            "cannot be used as given: " + "; ".join(problems),
+            dict(options),
         )
 
 
@@ -137,11 +175,7 @@ def check_client(
     accepted = (getattr(sdk, clients.sync_client), getattr(sdk, clients.async_client))
     if client is not None and not isinstance(client, accepted):
         names = f"{clients.module}.{clients.sync_client} or {clients.module}.{clients.async_client}"
-        raise ConfigValidationError(
-            f"{owner.__name__} client must be an {names}, got {type(client).__name__}",
-            config_type=owner,
-            field_name="client",
-        )
+        raise field_error(owner, "client", f"must be an {names}, got {type(client).__name__}")
 
 
 def build_client(

@@ -139,30 +139,26 @@ def _body_error(exc: Exception, prompt_name: str) -> PromptEvaluationError | Non
     timeouts, transport, decoding = _body_errors()
     if not isinstance(exc, timeouts + transport + decoding):
         return None
-    endpoint = describe_endpoint(_request_of(exc))
+    if isinstance(exc, decoding):
+        return PromptEvaluationError(
+            f"the reply's content encoding could not be decoded: {exc}",
+            prompt_name=prompt_name,
+            phase="response",
+            provider_payload={"error": "decoding"},
+        )
     if isinstance(exc, timeouts):
-        return ProviderError(
-            f"the reply stopped arriving before it was complete ({type(exc).__name__})",
-            prompt_name=prompt_name,
-            retryable=True,
-            phase="response",
-            provider_payload={"error": "timeout"},
-            endpoint=endpoint,
-        )
-    if isinstance(exc, transport):
-        return ProviderError(
-            f"the connection broke while the reply was read ({type(exc).__name__}: {exc})",
-            prompt_name=prompt_name,
-            retryable=True,
-            phase="response",
-            provider_payload={"error": "connection"},
-            endpoint=endpoint,
-        )
-    return PromptEvaluationError(
-        f"the reply's content encoding could not be decoded: {exc}",
+        failure = f"the reply stopped arriving before it was complete ({type(exc).__name__})"
+        error = "timeout"
+    else:
+        failure = f"the connection broke while the reply was read ({type(exc).__name__}: {exc})"
+        error = "connection"
+    return ProviderError(
+        failure,
         prompt_name=prompt_name,
+        retryable=True,
         phase="response",
-        provider_payload={"error": "decoding"},
+        provider_payload={"error": error},
+        endpoint=describe_endpoint(_request_of(exc)),
     )
 
 

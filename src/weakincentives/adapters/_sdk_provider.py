@@ -28,6 +28,7 @@ from weakincentives.adapters._sdk_config import (
     check_client,
     check_model,
     check_request_options,
+    field_error,
     require_sdk,
 )
 from weakincentives.adapters._sdk_senders import RawPost
@@ -188,10 +189,5 @@ def option_choice(
 ) -> None:
     """Refuse ``value`` for ``field_name`` unless it is one of ``allowed``."""
     if value not in allowed:
-        raise ConfigValidationError(
-            f"{owner.__name__} {field_name} must be one of "
-            f"{', '.join(repr(choice) for choice in allowed)}, got {value!r}",
-            config_type=owner,
-            field_name=field_name,
-            value=value,
-        )
+        shown = ", ".join(repr(choice) for choice in allowed)
+        raise field_error(owner, field_name, f"must be one of {shown}, got {value!r}", value)

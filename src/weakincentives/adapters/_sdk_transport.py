@@ -109,11 +109,12 @@ class SdkTransport:
         try:
             async with asyncio.timeout(attempt.timeout):
                 if self._is_async:
-                    return await self._send_async(request, settings, name, on_text, stream)
+                    fold = _StreamFold.of(stream, on_text, name)
+                    return await self._send_async(request, settings, name, fold)
                 cutter = ReplyCutter()
                 return await run_blocking(
                     lambda forward: self._send_sync(
-                        request, settings, name, forward, stream=stream, cutter=cutter
+                        request, settings, name, _StreamFold.of(stream, forward, name), cutter
                     ),
                     on_text,
                     cutter,
@@ -122,34 +123,24 @@ class SdkTransport:
             raise timed_out(name) from exc
 
     async def _send_async(
-        self,
-        request: Body,
-        settings: SendSettings,
-        name: str,
-        on_text: TextSink,
-        stream: StreamReaderFactory | None,
+        self, request: Body, settings: SendSettings, name: str, fold: _StreamFold | None
     ) -> Body:
         self._loops.check(self._client, name)
         with mapped_errors(self._sdk, prompt_name=name):
             async with self._sender.open_async(request, settings) as reply:
-                if stream is None:
+                if fold is None:
                     data: bytes = await reply.read()
                     return _decode(data, reply.status_code, name)
-                reader = stream(on_text, name)
-                parser = EventStreamParser()
                 async for chunk in reply.iter_bytes():
-                    for event in parser.feed(chunk):
-                        reader.read(event)
-        return _finish(parser, reader)
+                    fold.feed(chunk)
+        return fold.result()
 
     def _send_sync(
         self,
         request: Body,
         settings: SendSettings,
         name: str,
-        on_text: TextSink,
-        *,
-        stream: StreamReaderFactory | None,
+        fold: _StreamFold | None,
         cutter: ReplyCutter,
     ) -> Body:
         try:
@@ -158,16 +149,13 @@ class SdkTransport:
                 self._sender.open_sync(request, settings) as reply,
             ):
                 cutter.reading(reply.http_response)
-                if stream is None:
+                if fold is None:
                     return _decode(reply.read(), reply.status_code, name)
-                reader = stream(on_text, name)
-                parser = EventStreamParser()
                 for chunk in reply.iter_bytes():
-                    for event in parser.feed(chunk):
-                        reader.read(event)
+                    fold.feed(chunk)
         finally:
             cutter.finished()
-        return _finish(parser, reader)
+        return fold.result()
 
     def _bounded_timeout(self, remaining: float) -> object:
         """The client's timeout, shortened (never lengthened) to the time the attempt has.
@@ -194,10 +182,35 @@ def _decode(data: bytes, status: int, prompt_name: str) -> Body:
     )
 
 
-def _finish(parser: EventStreamParser, reader: StreamReader) -> Body:
-    for event in parser.close():
-        reader.read(event)
-    return reader.result()
+class _StreamFold:
+    """A streamed reply on its way to a body: the event parser feeding the provider's reader.
+
+    The same for a sync client and an async one; only where the chunks come from differs.
+    """
+
+    __slots__ = ("_parser", "_reader")
+
+    def __init__(self, reader: StreamReader) -> None:
+        self._reader = reader
+        self._parser = EventStreamParser()
+
+    @classmethod
+    def of(
+        cls, stream: StreamReaderFactory | None, on_text: TextSink, name: str
+    ) -> _StreamFold | None:
+        """A fold over a new reader from ``stream``; None when the reply is not streamed."""
+        return None if stream is None else cls(stream(on_text, name))
+
+    def feed(self, chunk: bytes) -> None:
+        """Pass the events completed by ``chunk`` to the reader."""
+        for event in self._parser.feed(chunk):
+            self._reader.read(event)
+
+    def result(self) -> Body:
+        """The reply body, once the stream has ended (a last event may still be pending)."""
+        for event in self._parser.close():
+            self._reader.read(event)
+        return self._reader.result()
 
 
 class _LoopBinding:

@@ -35,10 +35,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IN_PROCESS",
+    "CallStep",
     "Decision",
     "InProcessSteps",
     "Progress",
     "ProgressStatus",
+    "SendStep",
     "Sent",
     "StepRunner",
 ]
@@ -83,21 +85,22 @@ class Progress:
     """Set when ``failed``: the event published for the failure."""
 
 
+type SendStep[ReplyT] = Callable[[], Awaitable[Sent[ReplyT]]]
+"""A send step as the loop runs it: the exchange with the provider and the text it streamed."""
+
+type CallStep = Callable[[], Awaitable[ToolInvoked]]
+"""A call step as the loop runs it: runs the tool and returns its unpublished event."""
+
+
 class StepRunner(Protocol):
     """Runs (or replays) the steps of one evaluation."""
 
-    async def send[ReplyT](
-        self, key: str, request: object, run: Callable[[], Awaitable[Sent[ReplyT]]]
-    ) -> Sent[ReplyT]:
+    async def send[ReplyT](self, key: str, request: object, run: SendStep[ReplyT]) -> Sent[ReplyT]:
         """The result of the send step ``key`` for the provider ``request``."""
         ...
 
     async def call(
-        self,
-        key: str,
-        call: ToolCall,
-        tool: Tool[Any, Any] | None,
-        run: Callable[[], Awaitable[ToolInvoked]],
+        self, key: str, call: ToolCall, tool: Tool[Any, Any] | None, run: CallStep
     ) -> ToolInvoked:
         """The outcome of the call step ``key``: its (unpublished) ``ToolInvoked`` event."""
         ...
@@ -116,18 +119,12 @@ class InProcessSteps:
 
     __slots__ = ()
 
-    async def send[ReplyT](
-        self, key: str, request: object, run: Callable[[], Awaitable[Sent[ReplyT]]]
-    ) -> Sent[ReplyT]:
+    async def send[ReplyT](self, key: str, request: object, run: SendStep[ReplyT]) -> Sent[ReplyT]:
         """Run the exchange."""
         return await run()
 
     async def call(
-        self,
-        key: str,
-        call: ToolCall,
-        tool: Tool[Any, Any] | None,
-        run: Callable[[], Awaitable[ToolInvoked]],
+        self, key: str, call: ToolCall, tool: Tool[Any, Any] | None, run: CallStep
     ) -> ToolInvoked:
         """Run the call."""
         return await run()

@@ -103,23 +103,23 @@ def parse_structured_output(structured: StructuredOutput, text: str, *, prompt_n
     try:
         data = _answer_json(text)
     except ParseError as exc:
-        raise PromptEvaluationError(
-            f"final answer is not valid JSON for {name}: {exc}",
-            prompt_name=prompt_name,
-            phase="parse",
-            provider_payload={"text": text},
-        ) from exc
+        raise _unfit(f"final answer is not valid JSON for {name}", exc, text, prompt_name) from exc
     try:
         if structured.container == "object":
             return parse(structured.dataclass_type, data, extra="ignore")
         return _parse_items(structured.dataclass_type, data)
     except ParseError as exc:
-        raise PromptEvaluationError(
-            f"final answer does not fit {name}: {exc.message}",
-            prompt_name=prompt_name,
-            phase="parse",
-            provider_payload={"text": text},
-        ) from exc
+        raise _unfit(f"final answer does not fit {name}", exc, text, prompt_name) from exc
+
+
+def _unfit(problem: str, exc: ParseError, text: str, prompt_name: str) -> PromptEvaluationError:
+    """Phase ``parse``: the final answer ``text`` could not be read, as ``exc`` says."""
+    return PromptEvaluationError(
+        f"{problem}: {exc.message}",
+        prompt_name=prompt_name,
+        phase="parse",
+        provider_payload={"text": text},
+    )
 
 
 def _parse_items(item_type: type[Any], data: object) -> list[object]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from weakincentives._direct import direct_constructor
@@ -127,46 +127,46 @@ async def run_tool_round(
     return await running.run(ledger)
 
 
+@dataclass(slots=True)
 class _Round:
     """One turn's calls while they run: results by index, notes for the model, events."""
 
-    def __init__(
-        self,
-        calls: Sequence[ToolCall],
-        scope: ExecutionScope,
-        tools: Mapping[str, Tool[Any, Any]],
-        max_concurrency: int,
-        *,
-        steps: StepRunner | None = None,
-        round_number: int = 0,
-    ) -> None:
-        self._calls = calls
-        self._scope = scope
-        self._tools = tools
-        self._max_concurrency = max_concurrency
-        self._steps = steps
-        self._round = round_number
-        self._results: list[ToolExecution | None] = [None] * len(calls)
-        self._notes: list[list[str]] = [[] for _ in calls]
-        self._first_index: dict[str, int] = {}
-        self._publisher = _OrderedPublisher(scope)
-        self._approvals = Approvals() if steps is not None else _NO_APPROVALS
+    calls: Sequence[ToolCall]
+    scope: ExecutionScope
+    tools: Mapping[str, Tool[Any, Any]]
+    max_concurrency: int
+    _: KW_ONLY
+    steps: StepRunner | None
+    """None runs the calls here directly."""
+    round_number: int
+    results: list[ToolExecution | None] = field(init=False)
+    notes: list[list[str]] = field(init=False)
+    """What the model is told about each call besides its result."""
+    first_index: dict[str, int] = field(init=False, default_factory=dict)
+    publisher: _OrderedPublisher = field(init=False)
+    approvals: Approvals = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.results = [None] * len(self.calls)
+        self.notes = [[] for _ in self.calls]
+        self.publisher = _OrderedPublisher(self.scope)
+        self.approvals = Approvals() if self.steps is not None else _NO_APPROVALS
 
     async def run(self, ledger: CallLedger) -> RoundResult:
-        calls = self._calls
+        calls = self.calls
         ledger.new_turn()
         runnable: set[int] = set()
         for index, call in enumerate(calls):
-            if call.call_id in self._first_index:
+            if call.call_id in self.first_index:
                 continue
-            self._first_index[call.call_id] = index
+            self.first_index[call.call_id] = index
             before = ledger.counts.get((call.name, _argument_key(call.arguments)), 0)
-            count = ledger.record(call, self._scope.prompt.name)
+            count = ledger.record(call, self.scope.prompt.name)
             if count > 1 and count > before:
-                self._notes[index].append(_repeat_note(count))
+                self.notes[index].append(_repeat_note(count))
             runnable.add(index)
-        if self._steps is not None:
-            await self._approvals.ask(calls, runnable, self._tools, self._steps, self._round)
+        if self.steps is not None:
+            await self.approvals.ask(calls, runnable, self.tools, self.steps, self.round_number)
         halt: Halt | None = None
         skipped: tuple[ToolCall, ...] = ()
         position = 0
@@ -175,7 +175,7 @@ class _Round:
                 await self._set_aside(position)
                 position += 1
                 continue
-            tool = self._tools.get(calls[position].name)
+            tool = self.tools.get(calls[position].name)
             if tool is not None and (tool.exclusive or tool.terminal):
                 execution = await self._run_one(position)
                 if tool.terminal and execution.result.success:
@@ -199,15 +199,15 @@ class _Round:
 
     async def _set_aside(self, index: int) -> None:
         """A call that does not run now: it waits for approval, or reuses an id."""
-        if index in self._approvals.pending:
-            self._publisher.done(index, None)
+        if index in self.approvals.pending:
+            self.publisher.done(index, None)
         else:
             await self._refuse_duplicate(index)
 
     async def _run_batch(self, batch: list[int]) -> None:
         """Run ``batch`` concurrently; each result is kept and published as it lands."""
-        if self._steps is not None:
-            limit = asyncio.Semaphore(self._max_concurrency)
+        if self.steps is not None:
+            limit = asyncio.Semaphore(self.max_concurrency)
 
             async def one(index: int) -> None:
                 async with limit:
@@ -218,26 +218,26 @@ class _Round:
                     group.create_task(one(index))
             return
         await execute_tool_calls(
-            [self._calls[index] for index in batch],
-            self._scope,
-            tools=self._tools,
-            max_concurrency=self._max_concurrency,
+            [self.calls[index] for index in batch],
+            self.scope,
+            tools=self.tools,
+            max_concurrency=self.max_concurrency,
             on_done=lambda position, execution: self._finished(batch[position], execution),
         )
 
     def _finished(self, index: int, execution: ToolExecution) -> None:
-        self._results[index] = execution
-        self._publisher.done(index, execution.event)
+        self.results[index] = execution
+        self.publisher.done(index, execution.event)
 
     async def _run_one(self, index: int) -> ToolExecution:
-        call = self._calls[index]
-        if self._steps is None:
-            execution = await execute_tool_call(call, self._scope, publish=False)
-        elif index in self._approvals.denied:
-            message = self._approvals.denied[index]
+        call = self.calls[index]
+        if self.steps is None:
+            execution = await execute_tool_call(call, self.scope, publish=False)
+        elif index in self.approvals.denied:
+            message = self.approvals.denied[index]
 
             async def deny() -> ToolExecution:
-                return refuse_tool_call(call, self._scope, message)
+                return refuse_tool_call(call, self.scope, message)
 
             # The tool does not run: like any refused call, the step has no tool (so a
             # runner that runs tools elsewhere runs the refusal here).
@@ -245,9 +245,9 @@ class _Round:
         else:
 
             async def run() -> ToolExecution:
-                return await execute_tool_call(call, self._scope, publish=False)
+                return await execute_tool_call(call, self.scope, publish=False)
 
-            execution = await self._stepped(index, run, self._tools.get(call.name))
+            execution = await self._stepped(index, run, self.tools.get(call.name))
         self._finished(index, execution)
         return execution
 
@@ -261,8 +261,8 @@ class _Round:
 
         ``tool`` is the tool the call runs (None for a call refused before it ran).
         """
-        assert self._steps is not None
-        call = self._calls[index]
+        assert self.steps is not None
+        call = self.calls[index]
         ran: list[ToolExecution] = []
 
         async def step() -> ToolInvoked:
@@ -270,10 +270,10 @@ class _Round:
             ran.append(execution)
             return execution.event
 
-        key = f"round:{self._round}/call:{call.call_id}"
-        if self._first_index.get(call.call_id) != index:
+        key = f"round:{self.round_number}/call:{call.call_id}"
+        if self.first_index.get(call.call_id) != index:
             key = f"{key}#{index}"  # a reused id: the refusal is a step of its own
-        event = await self._steps.call(key, call, tool, step)
+        event = await self.steps.call(key, call, tool, step)
         if ran and ran[0].event is event:
             return ran[0]
         return ToolExecution(
@@ -288,44 +288,44 @@ class _Round:
     def _barrier_after(self, start: int) -> int:
         """The index of the next exclusive or terminal call after ``start``, or the end."""
         index = start
-        while index < len(self._calls):
-            tool = self._tools.get(self._calls[index].name)
+        while index < len(self.calls):
+            tool = self.tools.get(self.calls[index].name)
             if tool is not None and (tool.exclusive or tool.terminal):
                 break
             index += 1
         return index
 
     async def _refuse_duplicate(self, index: int) -> None:
-        call = self._calls[index]
+        call = self.calls[index]
         message = (
             f"Not run: call id {call.call_id!r} was already used by an earlier call in this "
             "turn. Give each call its own id."
         )
-        if self._steps is None:
-            execution = refuse_tool_call(call, self._scope, message)
+        if self.steps is None:
+            execution = refuse_tool_call(call, self.scope, message)
         else:
 
             async def refuse() -> ToolExecution:
-                return refuse_tool_call(call, self._scope, message)
+                return refuse_tool_call(call, self.scope, message)
 
             execution = await self._stepped(index, refuse, None)
-        self._results[index] = execution
-        self._notes[self._first_index[call.call_id]].append(
+        self.results[index] = execution
+        self.notes[self.first_index[call.call_id]].append(
             f"(Another call in this turn reused the id {call.call_id!r}; it was not run.)"
         )
-        self._publisher.done(index, execution.event)
+        self.publisher.done(index, execution.event)
 
     def _collect(self, halt: Halt | None, skipped: tuple[ToolCall, ...]) -> RoundResult:
-        executions = tuple(result for result in self._results if result is not None)
+        executions = tuple(result for result in self.results if result is not None)
         outputs: list[ToolOutputMessage] = []
         seen: set[str] = set()
-        for index, execution in enumerate(self._results):
+        for index, execution in enumerate(self.results):
             if execution is None or execution.call.call_id in seen:
                 continue
             seen.add(execution.call.call_id)
             content = execution.result.model_content(execution.event.rendered_output)
-            if self._notes[index]:
-                content = "\n\n".join([content, *self._notes[index]])
+            if self.notes[index]:
+                content = "\n\n".join([content, *self.notes[index]])
             outputs.append(
                 _make_output(
                     call_id=execution.call.call_id,
@@ -335,8 +335,8 @@ class _Round:
                     loaded=_loaded(execution.result.value),
                 )
             )
-        waiting = self._approvals.pending
-        pending = tuple(self._calls[index] for index in sorted(waiting)) if waiting else ()
+        waiting = self.approvals.pending
+        pending = tuple(self.calls[index] for index in sorted(waiting)) if waiting else ()
         return RoundResult(executions, tuple(outputs), halt, skipped, pending)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 
@@ -120,6 +121,18 @@ class TestConstruction:
         assert (caught.value.config_type, caught.value.field_name) == (
             OpenAIResponses,
             "request_options",
+        )
+
+    def test_request_options_that_are_not_a_mapping_are_refused(self) -> None:
+        """request_options must be a mapping; the error names the provider, field and value."""
+        given: Any = ["temperature"]
+        with pytest.raises(ConfigValidationError) as caught:
+            OpenAIAdapter(model="gpt-test", api_key="test-key", request_options=given)
+        assert caught.value.message == "OpenAIResponses request_options must be a mapping, got list"
+        assert (caught.value.config_type, caught.value.field_name, caught.value.value) == (
+            OpenAIResponses,
+            "request_options",
+            ["temperature"],
         )
 
     def test_codec_registry_can_be_replaced(self) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from weakincentives.adapters.anthropic._blocks import container_id, message_blocks
 from weakincentives.adapters.openai._codec_reader import ItemReader
@@ -70,10 +70,8 @@ class AnthropicCodeExecutionCodec:
     def __init__(self, *, tool_type: CodeExecutionToolType = "code_execution_20250825") -> None:
         self._tool_type: str = tool_type
 
-    @property
-    def kind(self) -> str:
-        """Always ``"code_interpreter"``."""
-        return CODE_INTERPRETER_KIND
+    kind: Final = CODE_INTERPRETER_KIND
+    """Always ``"code_interpreter"``: the hosted tool kind this codec serves."""
 
     def serialize(self, tool: HostedTool[CodeInterpreterConfig]) -> dict[str, JSONValue]:
         """Build the ``{"type": "code_execution_...", "name": "code_execution"}`` spec."""

@@ -18,8 +18,9 @@ carry ``web_search_result_location`` citations (``url``, ``title``, ``cited_text
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Final, Literal
 
+from weakincentives.adapters._user_location import approximate_location
 from weakincentives.adapters.anthropic._blocks import Block, message_blocks
 from weakincentives.adapters.openai._codec_reader import ItemReader
 from weakincentives.prompt import HostedTool
@@ -48,10 +49,8 @@ class AnthropicWebSearchCodec:
     def __init__(self, *, tool_type: WebSearchToolType = "web_search_20250305") -> None:
         self._tool_type: str = tool_type
 
-    @property
-    def kind(self) -> str:
-        """Always ``"web_search"``."""
-        return WEB_SEARCH_KIND
+    kind: Final = WEB_SEARCH_KIND
+    """Always ``"web_search"``: the hosted tool kind this codec serves."""
 
     def serialize(self, tool: HostedTool[WebSearchConfig]) -> dict[str, JSONValue]:
         """Build the ``{"type": "web_search_...", "name": "web_search", ...}`` spec."""
@@ -63,18 +62,8 @@ class AnthropicWebSearchCodec:
             spec["allowed_domains"] = list(domains.allowed)
         if domains is not None and domains.blocked:
             spec["blocked_domains"] = list(domains.blocked)
-        hint = config.geo_hint
-        if hint is not None:
-            location: dict[str, JSONValue] = {"type": "approximate"}
-            for wire_name, value in (
-                ("city", hint.city),
-                ("region", hint.region),
-                ("country", hint.country_code),
-                ("timezone", hint.timezone),
-            ):
-                if value is not None:
-                    location[wire_name] = value
-            spec["user_location"] = location
+        if config.geo_hint is not None:
+            spec["user_location"] = approximate_location(config.geo_hint)
         if config.max_uses is not None:
             spec["max_uses"] = config.max_uses
         return spec

@@ -16,9 +16,9 @@ from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    MERGED_TOOLS,
     MergedOption,
     SdkClients,
+    merged_options,
     reserved_options,
 )
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -75,24 +75,12 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
     )
     """Codecs by hosted-tool kind (default: web search and code execution)."""
 
-    CLIENTS: ClassVar[SdkClients] = SdkClients(
-        module="anthropic",
-        sync_client="Anthropic",
-        async_client="AsyncAnthropic",
-        error="AnthropicError",
-        vendor="Anthropic",
-        key_variable="ANTHROPIC_API_KEY",
-    )
+    CLIENTS: ClassVar[SdkClients] = SdkClients.generated(module="anthropic", vendor="Anthropic")
     ENDPOINT: ClassVar[str] = "messages"
     ADAPTER_NAME: ClassVar[str] = "anthropic"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("messages")
-    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MERGED_TOOLS,
-        MergedOption(
-            key="output_config",
-            expected=dict,
-            why="must be an object (the output format is added to it)",
-        ),
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = merged_options(
+        objects={"output_config": "the output format is added to it"}
     )
 
     def build_request(self, turn: TurnRequest) -> Body:
@@ -114,7 +102,7 @@ class AnthropicMessages(SdkProvider[AnthropicClient]):
             if left is not None and left <= 0:
                 raise timed_out(attempt.prompt_name)
             reply = await self._send(
-                body, replace(attempt, timeout=left), on_text, _messages_reader
+                body, replace(attempt, timeout=left), on_text, MessagesStreamReader
             )
             replies.append(reply)
             if reply.get("stop_reason") != "pause_turn":
@@ -179,10 +167,6 @@ def _continued(request: Body, replies: list[Body]) -> Body:
     if isinstance(container, dict) and isinstance(container.get("id"), str):
         body["container"] = container["id"]
     return body
-
-
-def _messages_reader(on_text: TextSink, prompt_name: str) -> MessagesStreamReader:
-    return MessagesStreamReader(on_text, prompt_name=prompt_name)
 
 
 AnthropicAdapter = adapter_factory(AnthropicMessages, name="AnthropicAdapter")

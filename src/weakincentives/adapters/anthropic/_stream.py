@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from weakincentives.adapters._event_reader import EventReader
 from weakincentives.adapters._json import decode_reply
 from weakincentives.adapters._provider import TextSink
 from weakincentives.adapters._sse import ServerEvent
-from weakincentives.errors import PromptEvaluationError
 from weakincentives.serde import JSONValue
 
 __all__ = ["MessagesStreamReader"]
@@ -40,12 +40,11 @@ _PIECE_FIELDS = {
 }
 
 
-class MessagesStreamReader:
+class MessagesStreamReader(EventReader):
     """Reads Messages API stream events into text deltas and the final message body."""
 
-    def __init__(self, on_text: TextSink, *, prompt_name: str) -> None:
-        self._on_text = on_text
-        self._prompt_name = prompt_name
+    def __init__(self, on_text: TextSink, prompt_name: str) -> None:
+        super().__init__(on_text, prompt_name)
         self._message: Body | None = None
         self._blocks: dict[int, Body] = {}
         self._pieces: dict[int, dict[str, list[str]]] = {}
@@ -57,11 +56,7 @@ class MessagesStreamReader:
         """Handle one event; ``error`` and unreadable events are phase ``response``."""
         if self._stopped:
             return
-        data, problem = decode_reply(event.data)
-        if problem is not None or not isinstance(data, dict):
-            raise self._broken(
-                f"a stream event is not a JSON object ({problem or 'not an object'})"
-            )
+        data = self._event_object(event)
         kind = data.get("type", event.event)
         if kind == "error":
             raise self._broken(
@@ -176,13 +171,6 @@ class MessagesStreamReader:
                     payload=data,
                 )
             block["input"] = value
-
-    def _broken(
-        self, reason: str, payload: Mapping[str, JSONValue] | None = None
-    ) -> PromptEvaluationError:
-        return PromptEvaluationError(
-            reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
-        )
 
 
 def _apply_message_delta(message: Body, data: Mapping[str, JSONValue]) -> None:

@@ -15,24 +15,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._history import (
+    NativeTurns,
     call_input,
-    loaded_before,
-    native_calls,
     replays_raw_items,
     spoken_text,
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
-from weakincentives.adapters._reply import count, malformed, nested
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
+from weakincentives.adapters._reply import count, malformed, nested, truncated
+from weakincentives.adapters._request_body import WireOptions, attach_tools
 from weakincentives.adapters.anthropic._blocks import container_id
 from weakincentives.adapters.anthropic._codec_code_execution import code_execution_request
 from weakincentives.adapters.anthropic._schema import anthropic_schema
@@ -44,7 +36,7 @@ from weakincentives.adapters.anthropic._tool_search import (
     search_result,
     tool_search_declarations,
 )
-from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import DeferredTools, Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
@@ -85,12 +77,9 @@ _UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MessagesWireOptions:
-    """What the adapter adds to every request."""
+class MessagesWireOptions(WireOptions):
+    """The Messages API's options on top of the model and request options."""
 
-    model: str
-    options: Mapping[str, JSONValue]
-    """Caller's request options, already checked."""
     output_format: OutputFormatMode = "json_schema"
     tool_search: MessagesToolSearch = "off"
     """How a catalogue offered by the prompt is loaded (``off``: the discovery tools)."""
@@ -105,7 +94,7 @@ def messages_tool(tool: Tool[Any, Any]) -> Body:
     }
 
 
-def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body:
+def build_messages_body(request: _turns.TurnRequest, wire: MessagesWireOptions) -> Body:
     """The keyword arguments of ``client.messages.create`` for one turn.
 
     The options' ``tools`` follow the prompt's and their ``output_config`` keeps its
@@ -127,13 +116,7 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
     tools: list[JSONValue] = [messages_tool(tool) for tool in declared_tools(request, offer)]
     if offer is not None:
         tools.extend(tool_search_declarations(offer, wire.tool_search))
-    tools.extend(dict(spec) for spec in request.hosted_tools)
-    extra = options.get("tools")
-    tools.extend(extra if isinstance(extra, list) else [])
-    if tools:
-        body["tools"] = tools
-        if not request.allow_tool_calls:
-            body["tool_choice"] = {"type": "none"}
+    attach_tools(body, tools, request, options, no_calls={"type": "none"})
     schema = request.output_schema
     searching = any(tool.kind == WEB_SEARCH_KIND for tool in hosted)
     if (
@@ -154,10 +137,10 @@ def build_messages_body(request: TurnRequest, wire: MessagesWireOptions) -> Body
     return body
 
 
-def _last_container(history: Sequence[ConversationItem]) -> str | None:
+def _last_container(history: Sequence[_turns.ConversationItem]) -> str | None:
     """The container an earlier turn ran code in, so later turns see the same files."""
     for entry in reversed(history):
-        if isinstance(entry, AssistantMessage) and entry.turn.raw_format == ANTHROPIC_FORMAT:
+        if isinstance(entry, _turns.AssistantMessage) and entry.turn.raw_format == ANTHROPIC_FORMAT:
             for item in reversed(entry.turn.raw_items):
                 found = container_id(item)
                 if found is not None:
@@ -169,12 +152,12 @@ class _Messages:
     """The request's messages, with or without native tool search."""
 
     def __init__(
-        self, request: TurnRequest, uploads: tuple[str, ...], offer: DeferredTools | None
+        self, request: _turns.TurnRequest, uploads: tuple[str, ...], offer: DeferredTools | None
     ) -> None:
         self._request = request
         self._uploads = uploads
         self._offer = offer
-        self._loaded = loaded_before(request.history) if offer is not None else set[str]()
+        self._native = NativeTurns.of(request, offer, ANTHROPIC_FORMAT)
         self._declared = {tool.name for tool in declared_tools(request, offer)}
 
     def build(self) -> list[JSONValue]:
@@ -192,14 +175,14 @@ class _Messages:
                 messages.append({"role": role, "content": blocks})
         return list(messages)
 
-    def _blocks(self, entry: ConversationItem) -> tuple[str, list[JSONValue]]:
-        if isinstance(entry, PromptMessage):
+    def _blocks(self, entry: _turns.ConversationItem) -> tuple[str, list[JSONValue]]:
+        if isinstance(entry, _turns.PromptMessage):
             text: list[JSONValue] = [{"type": "text", "text": entry.text}]
             text.extend({"type": "container_upload", "file_id": f} for f in self._uploads)
             return "user", text
-        if isinstance(entry, FeedbackMessage):
+        if isinstance(entry, _turns.FeedbackMessage):
             return "user", [{"type": "text", "text": entry.text}]
-        if isinstance(entry, ToolOutputMessage):
+        if isinstance(entry, _turns.ToolOutputMessage):
             offer = self._offer
             use_id = tool_use_id(entry.call_id)
             if offer is not None and entry.name == offer.search_tool:
@@ -212,13 +195,12 @@ class _Messages:
                     "is_error": not entry.success,
                 }
             ]
-        if isinstance(entry, AssistantMessage):
+        if isinstance(entry, _turns.AssistantMessage):
             return "assistant", self._turn(entry.turn)
         raise AssertionError(f"unknown conversation item {entry!r}")
 
-    def _turn(self, turn: ModelTurn) -> list[JSONValue]:
+    def _turn(self, turn: _turns.ModelTurn) -> list[JSONValue]:
         prompt_name = self._request.prompt_name
-        offer = self._offer
         replays = replays_raw_items(turn, ANTHROPIC_FORMAT, prompt_name=prompt_name)
         blocks = [
             block
@@ -228,16 +210,9 @@ class _Messages:
         ]
         if replays and self._same_mode(blocks):
             return blocks
-        if offer is None:
+        if self._native is None:
             return _rebuilt(turn)
-        calls = native_calls(
-            turn,
-            offer,
-            loaded=self._loaded,
-            prompt_name=prompt_name,
-            target_format=ANTHROPIC_FORMAT,
-        )
-        return _said(turn) + native_blocks(calls, tool_use_id)
+        return _said(turn) + native_blocks(self._native.calls(turn), tool_use_id)
 
     def _same_mode(self, blocks: Sequence[JSONValue]) -> bool:
         """Whether a turn's own blocks fit the request's tool declarations, so they replay.
@@ -299,13 +274,13 @@ def _empty(block: JSONValue) -> bool:
     return isinstance(block, dict) and block.get("type") == "text" and not block.get("text")
 
 
-def _said(turn: ModelTurn) -> list[JSONValue]:
+def _said(turn: _turns.ModelTurn) -> list[JSONValue]:
     text = spoken_text(turn)
     blocks: list[JSONValue] = [{"type": "text", "text": text}] if text else []
     return blocks
 
 
-def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+def _rebuilt(turn: _turns.ModelTurn) -> list[JSONValue]:
     """A turn another provider produced, as content blocks: its text, then its calls."""
     blocks = _said(turn)
     blocks.extend(
@@ -324,9 +299,9 @@ def parse_messages_reply(
     replies: Sequence[Mapping[str, JSONValue]],
     *,
     request: Body,
-    turn: TurnRequest,
+    turn: _turns.TurnRequest,
     offer: DeferredTools | None = None,
-) -> ModelTurn:
+) -> _turns.ModelTurn:
     """Read the turn from its messages: text, ``tool_use`` calls, stop reason and usage.
 
     With ``offer`` (the catalogue the request declared deferred), a ``tool_use`` of a
@@ -367,7 +342,7 @@ def parse_messages_reply(
     refusal = _check_stop(last, request, turn)
     if refusal is not None:
         calls, texts = [], []
-    return ModelTurn(
+    return _turns.ModelTurn(
         text="".join(texts),
         tool_calls=tuple(calls),
         raw_items=(raw,),
@@ -424,7 +399,9 @@ def _call(
     )
 
 
-def _check_stop(last: Mapping[str, JSONValue], request: Body, turn: TurnRequest) -> str | None:
+def _check_stop(
+    last: Mapping[str, JSONValue], request: Body, turn: _turns.TurnRequest
+) -> str | None:
     """Raise for a stop that is not an answer; return the refusal text for a refusal.
 
     A reply that used every token ``max_tokens`` allowed is cut off whatever stop
@@ -440,15 +417,8 @@ def _check_stop(last: Mapping[str, JSONValue], request: Body, turn: TurnRequest)
     known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
     written = _usage(last.get("usage")).output_tokens
     if stop == "max_tokens" or (stop in _FINISHED and known and written >= known):
-        shown = f" of {known} tokens" if known is not None else ""
         said = "" if stop == "max_tokens" else f" (the server said stop_reason {stop!r})"
-        raise ResponseTruncatedError(
-            f"the reply was cut off at the output-token limit{shown}{said}; raise "
-            "LoopSettings.max_output_tokens or ask for a shorter answer",
-            prompt_name=name,
-            limit=known,
-            provider_payload=last,
-        )
+        raise truncated(known, said, last, name)
     if stop in _FINISHED:
         return None
     if stop == "refusal":

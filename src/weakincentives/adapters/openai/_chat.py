@@ -14,9 +14,9 @@ from typing import Any, ClassVar, get_args
 from weakincentives.adapters._factory import adapter_factory
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    MERGED_TOOLS,
     MergedOption,
     SdkClients,
+    merged_options,
     reserved_options,
 )
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -69,13 +69,8 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
         n="must stay 1: the provider reads one choice",
         response_format="follows the prompt's output type (pass response_format= instead)",
     )
-    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MERGED_TOOLS,
-        MergedOption(
-            key="stream_options",
-            expected=dict,
-            why="must be an object (include_usage is added to it when streaming)",
-        ),
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = merged_options(
+        objects={"stream_options": "include_usage is added to it when streaming"}
     )
 
     def build_request(self, turn: TurnRequest) -> Body:
@@ -96,7 +91,7 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``POST /chat/completions`` (posted as built), streamed when the provider streams."""
-        return await self._send(request, attempt, on_text, _chat_reader)
+        return await self._send(request, attempt, on_text, ChatStreamReader)
 
     @property
     def _wire(self) -> ChatWireOptions:
@@ -116,10 +111,6 @@ class ChatCompletions(SdkProvider[OpenAIClient]):
 def _choices(alias: Any) -> tuple[str, ...]:
     choices: tuple[str, ...] = get_args(alias.__value__)
     return choices
-
-
-def _chat_reader(on_text: TextSink, prompt_name: str) -> ChatStreamReader:
-    return ChatStreamReader(on_text, prompt_name=prompt_name)
 
 
 ChatCompletionsAdapter = adapter_factory(ChatCompletions, name="ChatCompletionsAdapter")

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from weakincentives.adapters._json import decode_reply
+from weakincentives.adapters._event_reader import EventReader
 from weakincentives.adapters._provider import TextSink
 from weakincentives.adapters._sse import ServerEvent
-from weakincentives.errors import PromptEvaluationError
 from weakincentives.serde import JSONValue
 
 __all__ = ["ChatStreamReader"]
@@ -31,12 +30,11 @@ class _CallParts:
     arguments: list[str] = field(default_factory=list)
 
 
-class ChatStreamReader:
+class ChatStreamReader(EventReader):
     """Reads ``chat.completion.chunk`` events into text deltas and a ``chat.completion`` body."""
 
-    def __init__(self, on_text: TextSink, *, prompt_name: str) -> None:
-        self._on_text = on_text
-        self._prompt_name = prompt_name
+    def __init__(self, on_text: TextSink, prompt_name: str) -> None:
+        super().__init__(on_text, prompt_name)
         self._id: JSONValue = None
         self._model: JSONValue = None
         self._content: list[str] = []
@@ -53,11 +51,7 @@ class ChatStreamReader:
         if event.data.strip() == "[DONE]":
             self._done = True
             return
-        data, problem = decode_reply(event.data)
-        if problem is not None or not isinstance(data, dict):
-            raise self._broken(
-                f"a stream event is not a JSON object ({problem or 'not an object'})"
-            )
+        data = self._event_object(event)
         error = data.get("error")
         if isinstance(error, dict):
             message = error.get("message")
@@ -130,10 +124,3 @@ class ChatStreamReader:
             "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
             "usage": self._usage,
         }
-
-    def _broken(
-        self, reason: str, payload: Mapping[str, JSONValue] | None = None
-    ) -> PromptEvaluationError:
-        return PromptEvaluationError(
-            reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
-        )

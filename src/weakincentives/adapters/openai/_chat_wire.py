@@ -13,18 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._history import call_arguments, replays_raw_items, spoken_text
-from weakincentives.adapters._reply import count, malformed, nested
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
-from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.adapters._reply import malformed, openai_usage, truncated
+from weakincentives.adapters._request_body import WireOptions, attach_tools
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import Tool
 from weakincentives.runtime import TokenUsage, ToolCall
 from weakincentives.serde import JSONValue
@@ -52,12 +45,9 @@ type TokenCapField = Literal["max_completion_tokens", "max_tokens"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ChatWireOptions:
-    """What the adapter adds to every request and how it reads replies."""
+class ChatWireOptions(WireOptions):
+    """The Chat Completions options on top of the model and request options."""
 
-    model: str
-    options: Mapping[str, JSONValue]
-    """Caller's request options, already checked."""
     response_format: ResponseFormatMode = "json_schema"
     token_cap_field: TokenCapField = "max_completion_tokens"
 
@@ -76,7 +66,7 @@ def chat_function_tool(tool: Tool[Any, Any]) -> Body:
     }
 
 
-def build_chat_body(request: TurnRequest, wire: ChatWireOptions) -> Body:
+def build_chat_body(request: _turns.TurnRequest, wire: ChatWireOptions) -> Body:
     """The keyword arguments of ``client.chat.completions.create`` for one turn.
 
     The options' ``tools`` follow the prompt's; the loop's output-token cap goes in
@@ -90,13 +80,7 @@ def build_chat_body(request: TurnRequest, wire: ChatWireOptions) -> Body:
     name = request.prompt_name
     body["messages"] = [message for entry in request.history for message in _messages(entry, name)]
     tools: list[JSONValue] = [chat_function_tool(tool) for tool in request.rendered.tools]
-    tools.extend(dict(spec) for spec in request.hosted_tools)
-    extra = options.get("tools")
-    tools.extend(extra if isinstance(extra, list) else [])
-    if tools:
-        body["tools"] = tools
-        if not request.allow_tool_calls:
-            body["tool_choice"] = "none"
+    attach_tools(body, tools, request, options, no_calls="none")
     schema = request.output_schema if request.constrain_output else None
     if schema is not None and wire.response_format == "json_schema":
         body["response_format"] = {
@@ -112,10 +96,10 @@ def _cap_option(options: Mapping[str, JSONValue]) -> bool:
     return "max_completion_tokens" in options or "max_tokens" in options
 
 
-def _messages(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
-    if isinstance(entry, PromptMessage | FeedbackMessage):
+def _messages(entry: _turns.ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
+    if isinstance(entry, _turns.PromptMessage | _turns.FeedbackMessage):
         return [{"role": "user", "content": entry.text}]
-    if isinstance(entry, AssistantMessage):
+    if isinstance(entry, _turns.AssistantMessage):
         turn = entry.turn
         if not (turn.text or turn.tool_calls or turn.refusal):
             # The API refuses an assistant message with neither content nor calls; a turn
@@ -124,12 +108,12 @@ def _messages(entry: ConversationItem, prompt_name: str) -> Sequence[JSONValue]:
         if replays_raw_items(turn, CHAT_FORMAT, prompt_name=prompt_name):
             return [_replayed(item) for item in turn.raw_items]
         return [_rebuilt(turn)]
-    if isinstance(entry, ToolOutputMessage):
+    if isinstance(entry, _turns.ToolOutputMessage):
         return [{"role": "tool", "tool_call_id": entry.call_id, "content": entry.content}]
     raise AssertionError(f"unknown conversation item {entry!r}")
 
 
-def _rebuilt(turn: ModelTurn) -> JSONValue:
+def _rebuilt(turn: _turns.ModelTurn) -> JSONValue:
     """A turn another provider produced, as an assistant message with its tool calls."""
     message: Body = {"role": "assistant", "content": spoken_text(turn) or None}
     if turn.tool_calls:
@@ -165,8 +149,8 @@ def _replayed(message: Mapping[str, JSONValue]) -> JSONValue:
 
 
 def parse_chat_body(
-    payload: Mapping[str, JSONValue], *, request: Body, turn: TurnRequest
-) -> ModelTurn:
+    payload: Mapping[str, JSONValue], *, request: Body, turn: _turns.TurnRequest
+) -> _turns.ModelTurn:
     """Read text, tool calls, refusal and usage from a ``chat.completion`` body."""
     name = turn.prompt_name
     choices = payload.get("choices")
@@ -178,7 +162,9 @@ def parse_chat_body(
     message = choice.get("message")
     if not isinstance(message, dict):
         raise malformed("choices[0].message is not an object", payload, name)
-    usage = _usage(payload.get("usage"))
+    usage = openai_usage(
+        payload.get("usage"), input_field="prompt_tokens", output_field="completion_tokens"
+    )
     _check_finish(choice.get("finish_reason"), usage, request, payload, name)
     content = message.get("content")
     if content is not None and not isinstance(content, str):
@@ -187,7 +173,7 @@ def parse_chat_body(
     response_id = payload.get("id")
     parent = response_id if isinstance(response_id, str) else None
     calls = _read_calls(message.get("tool_calls"), parent, payload, name)
-    return ModelTurn(
+    return _turns.ModelTurn(
         text=content or "",
         tool_calls=calls,
         raw_items=(message,),
@@ -214,15 +200,8 @@ def _check_finish(
     """
     cap = _cap(request)
     if reason == "length" or (cap is not None and usage.output_tokens >= cap > 0):
-        shown = f" of {cap} tokens" if cap is not None else ""
         said = "" if reason == "length" else f" (the server said finish_reason {reason!r})"
-        raise ResponseTruncatedError(
-            f"the reply was cut off at the output-token limit{shown}{said}; raise "
-            "LoopSettings.max_output_tokens or ask for a shorter answer",
-            prompt_name=prompt_name,
-            limit=cap,
-            provider_payload=payload,
-        )
+        raise truncated(cap, said, payload, prompt_name)
     if reason == "content_filter":
         raise PromptEvaluationError(
             "the provider's content filter withheld the reply (finish_reason 'content_filter')",
@@ -266,14 +245,3 @@ def _read_calls(
             ToolCall(call_id=call_id, name=name, arguments=arguments, parent_message_id=parent)
         )
     return tuple(calls)
-
-
-def _usage(usage: JSONValue) -> TokenUsage:
-    if not isinstance(usage, dict):
-        return TokenUsage()
-    return TokenUsage(
-        input_tokens=count(usage.get("prompt_tokens")),
-        output_tokens=count(usage.get("completion_tokens")),
-        cached_input_tokens=count(nested(usage, "prompt_tokens_details", "cached_tokens")),
-        reasoning_tokens=count(nested(usage, "completion_tokens_details", "reasoning_tokens")),
-    )

@@ -12,6 +12,7 @@ anything is sent.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
 from weakincentives.adapters.openai._codec_reader import (
     ItemReader,
@@ -44,10 +45,8 @@ issue 13 (the SDK's ``TypedDict`` does not encode the limit)."""
 class OpenAICodeInterpreterCodec:
     """Serializes ``CodeInterpreterConfig`` to OpenAI's ``code_interpreter`` tool and back."""
 
-    @property
-    def kind(self) -> str:
-        """Always ``"code_interpreter"``."""
-        return CODE_INTERPRETER_KIND
+    kind: Final = CODE_INTERPRETER_KIND
+    """Always ``"code_interpreter"``: the hosted tool kind this codec serves."""
 
     def serialize(self, tool: HostedTool[CodeInterpreterConfig]) -> dict[str, JSONValue]:
         """Build the ``{"type": "code_interpreter", "container": ...}`` spec."""

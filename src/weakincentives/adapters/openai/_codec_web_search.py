@@ -9,7 +9,9 @@ list and no per-tool cap on searches, so those options are refused.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
+from weakincentives.adapters._user_location import approximate_location
 from weakincentives.adapters.openai._codec_reader import (
     ItemReader,
     message_text_parts,
@@ -38,10 +40,8 @@ _MESSAGE_SEPARATOR = "\n\n"
 class OpenAIWebSearchCodec:
     """Serializes ``WebSearchConfig`` to OpenAI's ``web_search`` tool and parses its results."""
 
-    @property
-    def kind(self) -> str:
-        """Always ``"web_search"``."""
-        return WEB_SEARCH_KIND
+    kind: Final = WEB_SEARCH_KIND
+    """Always ``"web_search"``: the hosted tool kind this codec serves."""
 
     def serialize(self, tool: HostedTool[WebSearchConfig]) -> dict[str, JSONValue]:
         """Build the ``{"type": "web_search", ...}`` spec, refusing options OpenAI lacks."""
@@ -51,18 +51,8 @@ class OpenAIWebSearchCodec:
         if config.domain_filter is not None and config.domain_filter.allowed:
             allowed: list[JSONValue] = list(config.domain_filter.allowed)
             spec["filters"] = {"allowed_domains": allowed}
-        hint = config.geo_hint
-        if hint is not None:
-            location: dict[str, JSONValue] = {"type": "approximate"}
-            for wire_name, value in (
-                ("country", hint.country_code),
-                ("city", hint.city),
-                ("region", hint.region),
-                ("timezone", hint.timezone),
-            ):
-                if value is not None:
-                    location[wire_name] = value
-            spec["user_location"] = location
+        if config.geo_hint is not None:
+            spec["user_location"] = approximate_location(config.geo_hint)
         if config.search_context_size is not None:
             spec["search_context_size"] = config.search_context_size
         if not config.allow_live_access:

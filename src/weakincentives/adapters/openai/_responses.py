@@ -16,9 +16,9 @@ from weakincentives.adapters._hosted import HostedToolCodec
 from weakincentives.adapters._native_search import native_offer
 from weakincentives.adapters._provider import Attempt, TextSink
 from weakincentives.adapters._sdk_config import (
-    MERGED_TOOLS,
     MergedOption,
     SdkClients,
+    merged_options,
     reserved_options,
 )
 from weakincentives.adapters._sdk_provider import SdkProvider, option_choice
@@ -40,14 +40,7 @@ type Body = dict[str, JSONValue]
 type OpenAIClient = openai.OpenAI | openai.AsyncOpenAI
 """Either ``openai`` client (evaluated only by type checkers: the SDK is optional)."""
 
-OPENAI_CLIENTS = SdkClients(
-    module="openai",
-    sync_client="OpenAI",
-    async_client="AsyncOpenAI",
-    error="OpenAIError",
-    vendor="OpenAI",
-    key_variable="OPENAI_API_KEY",
-)
+OPENAI_CLIENTS = SdkClients.generated(module="openai", vendor="OpenAI")
 """The ``openai`` SDK's clients, shared by Responses and Chat Completions."""
 
 
@@ -88,16 +81,9 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
     )
     ADAPTER_NAME: ClassVar[str] = "openai"
     RESERVED_OPTIONS: ClassVar[Mapping[str, str]] = reserved_options("input")
-    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = (
-        MERGED_TOOLS,
-        MergedOption(
-            key="include",
-            expected=list,
-            why="must be a list (it is added to the hosted tools' includes)",
-        ),
-        MergedOption(
-            key="text", expected=dict, why="must be an object (the output format is added to it)"
-        ),
+    MERGED_OPTIONS: ClassVar[tuple[MergedOption, ...]] = merged_options(
+        lists={"include": "it is added to the hosted tools' includes"},
+        objects={"text": "the output format is added to it"},
     )
 
     def build_request(self, turn: TurnRequest) -> Body:
@@ -118,11 +104,7 @@ class OpenAIResponses(SdkProvider[OpenAIClient]):
 
     async def send(self, request: Body, attempt: Attempt, on_text: TextSink) -> Body:
         """One ``POST /responses``, streamed when the provider streams."""
-        return await self._send(request, attempt, on_text, _responses_reader)
-
-
-def _responses_reader(on_text: TextSink, prompt_name: str) -> ResponsesStreamReader:
-    return ResponsesStreamReader(on_text, prompt_name=prompt_name)
+        return await self._send(request, attempt, on_text, ResponsesStreamReader)
 
 
 OpenAIAdapter = adapter_factory(OpenAIResponses, name="OpenAIAdapter")

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from weakincentives.adapters._json import decode_reply
+from weakincentives.adapters._event_reader import EventReader
 from weakincentives.adapters._provider import TextSink
 from weakincentives.adapters._sse import EventStreamParser, ServerEvent
-from weakincentives.errors import PromptEvaluationError
 from weakincentives.serde import JSONValue
 
 __all__ = ["EventStreamParser", "ResponsesStreamReader", "ServerEvent"]
@@ -28,12 +27,11 @@ __all__ = ["EventStreamParser", "ResponsesStreamReader", "ServerEvent"]
 _CLOSING = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
-class ResponsesStreamReader:
+class ResponsesStreamReader(EventReader):
     """Reads Responses API stream events into text deltas and the final response body."""
 
-    def __init__(self, on_text: TextSink, *, prompt_name: str) -> None:
-        self._on_text = on_text
-        self._prompt_name = prompt_name
+    def __init__(self, on_text: TextSink, prompt_name: str) -> None:
+        super().__init__(on_text, prompt_name)
         self._final: dict[str, JSONValue] | None = None
         self._deltas: list[str] | None = None
         """Text passed on so far; None until the first delta."""
@@ -42,11 +40,7 @@ class ResponsesStreamReader:
         """Handle one event; an ``error`` event or an unreadable one is phase ``response``."""
         if self._final is not None or event.data.strip() == "[DONE]":
             return
-        data, problem = decode_reply(event.data)
-        if problem is not None or not isinstance(data, dict):
-            raise self._broken(
-                f"a stream event is not a JSON object ({problem or 'not an object'})"
-            )
+        data = self._event_object(event)
         kind = data.get("type", event.event)
         if kind == "response.output_text.delta":
             delta = data.get("delta")
@@ -87,13 +81,6 @@ class ResponsesStreamReader:
                 "contradicts itself",
                 payload=data,
             )
-
-    def _broken(
-        self, reason: str, payload: Mapping[str, JSONValue] | None = None
-    ) -> PromptEvaluationError:
-        return PromptEvaluationError(
-            reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
-        )
 
 
 def _output_text(response: Mapping[str, JSONValue]) -> str:

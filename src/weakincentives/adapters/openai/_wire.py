@@ -5,24 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from weakincentives.adapters import _turns
 from weakincentives.adapters._history import (
+    NativeTurns,
     call_arguments,
-    loaded_before,
-    native_calls,
     replays_raw_items,
     spoken_text,
 )
 from weakincentives.adapters._native_search import declared_tools, native_offer
-from weakincentives.adapters._reply import count, malformed, nested
-from weakincentives.adapters._turns import (
-    AssistantMessage,
-    ConversationItem,
-    FeedbackMessage,
-    ModelTurn,
-    PromptMessage,
-    ToolOutputMessage,
-    TurnRequest,
-)
+from weakincentives.adapters._reply import count, malformed, openai_usage, truncated
+from weakincentives.adapters._request_body import attach_tools
 from weakincentives.adapters.openai._codecs import openai_includes
 from weakincentives.adapters.openai._tool_search import (
     NATIVE_ITEMS,
@@ -32,9 +24,9 @@ from weakincentives.adapters.openai._tool_search import (
     search_output,
     tool_search_declarations,
 )
-from weakincentives.errors import PromptEvaluationError, ResponseTruncatedError
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import DeferredTools, Tool
-from weakincentives.runtime import TokenUsage, ToolCall
+from weakincentives.runtime import ToolCall
 from weakincentives.serde import JSONValue
 
 __all__ = [
@@ -70,7 +62,7 @@ def function_tool(tool: Tool[Any, Any]) -> Body:
 
 
 def build_request_body(
-    request: TurnRequest,
+    request: _turns.TurnRequest,
     *,
     model: str,
     options: Mapping[str, JSONValue],
@@ -95,12 +87,7 @@ def build_request_body(
     tools: list[JSONValue] = [function_tool(tool) for tool in declared_tools(request, offer)]
     if offer is not None:
         tools.extend(tool_search_declarations(offer, tool_search))
-    tools.extend(dict(spec) for spec in request.hosted_tools)
-    tools.extend(_list_option(options, "tools"))
-    if tools:
-        body["tools"] = tools
-        if not request.allow_tool_calls:
-            body["tool_choice"] = "none"
+    attach_tools(body, tools, request, options, no_calls="none")
     includes = dict.fromkeys(_list_option(options, "include"))
     includes.update(dict.fromkeys(openai_includes(request.rendered.hosted_tools)))
     if includes:
@@ -128,17 +115,17 @@ def _list_option(options: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
 class _History:
     """Input items for one request's history, with or without native tool search."""
 
-    def __init__(self, request: TurnRequest, offer: DeferredTools | None) -> None:
+    def __init__(self, request: _turns.TurnRequest, offer: DeferredTools | None) -> None:
         self._name = request.prompt_name
         self._offer = offer
-        self._loaded = loaded_before(request.history) if offer is not None else set[str]()
+        self._native = NativeTurns.of(request, offer, RESPONSES_FORMAT)
 
-    def items(self, entry: ConversationItem) -> Sequence[JSONValue]:
-        if isinstance(entry, PromptMessage | FeedbackMessage):
+    def items(self, entry: _turns.ConversationItem) -> Sequence[JSONValue]:
+        if isinstance(entry, _turns.PromptMessage | _turns.FeedbackMessage):
             return [{"role": "user", "content": entry.text}]
-        if isinstance(entry, AssistantMessage):
+        if isinstance(entry, _turns.AssistantMessage):
             return self._turn(entry.turn)
-        if isinstance(entry, ToolOutputMessage):
+        if isinstance(entry, _turns.ToolOutputMessage):
             offer = self._offer
             if offer is not None and entry.name == offer.search_tool:
                 return [search_output(offer, entry)]
@@ -147,21 +134,13 @@ class _History:
             ]
         raise AssertionError(f"unknown conversation item {entry!r}")
 
-    def _turn(self, turn: ModelTurn) -> list[JSONValue]:
-        offer = self._offer
+    def _turn(self, turn: _turns.ModelTurn) -> list[JSONValue]:
         replays = replays_raw_items(turn, RESPONSES_FORMAT, prompt_name=self._name)
-        if replays and _same_mode(turn.raw_items, offer):
+        if replays and _same_mode(turn.raw_items, self._offer):
             return [_replayable(item) for item in turn.raw_items]
-        if offer is None:
+        if self._native is None:
             return _rebuilt(turn)
-        calls = native_calls(
-            turn,
-            offer,
-            loaded=self._loaded,
-            prompt_name=self._name,
-            target_format=RESPONSES_FORMAT,
-        )
-        return _said(turn) + native_input_items(calls)
+        return _said(turn) + native_input_items(self._native.calls(turn))
 
 
 def _same_mode(items: Sequence[Mapping[str, JSONValue]], offer: DeferredTools | None) -> bool:
@@ -180,13 +159,13 @@ def _same_mode(items: Sequence[Mapping[str, JSONValue]], offer: DeferredTools | 
     return True
 
 
-def _said(turn: ModelTurn) -> list[JSONValue]:
+def _said(turn: _turns.ModelTurn) -> list[JSONValue]:
     text = spoken_text(turn)
     items: list[JSONValue] = [{"type": "message", "role": "assistant", "content": text}]
     return items if text else []
 
 
-def _rebuilt(turn: ModelTurn) -> list[JSONValue]:
+def _rebuilt(turn: _turns.ModelTurn) -> list[JSONValue]:
     """A turn another provider produced, as input items: its text, then its calls."""
     items = _said(turn)
     items.extend(
@@ -218,7 +197,7 @@ def parse_response_body(
     request: Body,
     prompt_name: str,
     offer: DeferredTools | None = None,
-) -> ModelTurn:
+) -> _turns.ModelTurn:
     """Read text, function calls, refusal and usage from a Responses API body.
 
     With ``offer`` (the catalogue the request declared deferred), a client tool search
@@ -252,13 +231,15 @@ def parse_response_body(
             _read_message(item, texts, refusals, payload, prompt_name)
         elif kind == "function_call":
             calls.append(_read_call(item, response_id, payload, prompt_name))
-    return ModelTurn(
+    return _turns.ModelTurn(
         text="".join(texts),
         tool_calls=tuple(calls),
         raw_items=tuple(items),
         raw_format=RESPONSES_FORMAT,
         untranslatable=untranslatable_items(items),
-        usage=_usage(payload.get("usage")),
+        usage=openai_usage(
+            payload.get("usage"), input_field="input_tokens", output_field="output_tokens"
+        ),
         response_id=response_id if isinstance(response_id, str) else None,
         refusal="".join(refusals) or None,
         request=request,
@@ -292,14 +273,7 @@ def _check_truncation(payload: Mapping[str, JSONValue], request: Body, prompt_na
         said = f" (the server said status {status!r})"
     else:
         return
-    shown = f" of {known} tokens" if known is not None else ""
-    raise ResponseTruncatedError(
-        f"the reply was cut off at the output-token limit{shown}{said}; raise "
-        "LoopSettings.max_output_tokens or ask for a shorter answer",
-        prompt_name=prompt_name,
-        limit=known,
-        provider_payload=payload,
-    )
+    raise truncated(known, said, payload, prompt_name)
 
 
 def _output_tokens(payload: Mapping[str, JSONValue]) -> int:
@@ -365,15 +339,4 @@ def _read_call(
         name=name,
         arguments=arguments,
         parent_message_id=response_id if isinstance(response_id, str) else None,
-    )
-
-
-def _usage(usage: JSONValue) -> TokenUsage:
-    if not isinstance(usage, dict):
-        return TokenUsage()
-    return TokenUsage(
-        input_tokens=count(usage.get("input_tokens")),
-        output_tokens=count(usage.get("output_tokens")),
-        cached_input_tokens=count(nested(usage, "input_tokens_details", "cached_tokens")),
-        reasoning_tokens=count(nested(usage, "output_tokens_details", "reasoning_tokens")),
     )

@@ -1,0 +1,46 @@
+"""What every provider's stream reader shares: its sink, its prompt, its failures.
+
+A reader folds one provider's server-sent events into text deltas and the reply body
+(``_sdk_transport.StreamReader``). Each event's data must be a JSON object, and any
+stream that cannot be read is phase ``response``; both rules are stated once, here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from weakincentives.adapters._json import decode_reply
+from weakincentives.adapters._provider import TextSink
+from weakincentives.adapters._sse import ServerEvent
+from weakincentives.errors import PromptEvaluationError
+from weakincentives.serde import JSONValue
+
+__all__ = ["EventReader"]
+
+
+class EventReader:
+    """Base of the providers' stream readers; the class itself is the reader factory.
+
+    ``on_text`` receives each text delta as it arrives; ``prompt_name`` names the
+    prompt in the errors the reader raises.
+    """
+
+    def __init__(self, on_text: TextSink, prompt_name: str) -> None:
+        self._on_text = on_text
+        self._prompt_name = prompt_name
+
+    def _event_object(self, event: ServerEvent) -> dict[str, JSONValue]:
+        """The event's data as a JSON object; anything else is phase ``response``."""
+        data, problem = decode_reply(event.data)
+        if problem is not None or not isinstance(data, dict):
+            raise self._broken(
+                f"a stream event is not a JSON object ({problem or 'not an object'})"
+            )
+        return data
+
+    def _broken(
+        self, reason: str, payload: Mapping[str, JSONValue] | None = None
+    ) -> PromptEvaluationError:
+        return PromptEvaluationError(
+            reason, prompt_name=self._prompt_name, phase="response", provider_payload=payload
+        )
