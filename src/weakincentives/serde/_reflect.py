@@ -13,7 +13,7 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import Mapping, MutableMapping, MutableSequence, MutableSet, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, MutableSet, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -49,7 +49,7 @@ from weakincentives.serde._nodes import (
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["Where", "model_of", "node_of"]
+__all__ = ["Where", "model_of", "node_of", "nodes_within"]
 
 _MODELS: dict[object, Model] = {}
 _LOCK = threading.RLock()
@@ -290,6 +290,31 @@ def model_of(key: object) -> Model:
                 model = _build_model(key)
                 _MODELS[key] = model
     return model
+
+
+def nodes_within(key: object) -> Iterator[Node]:
+    """Every node reachable from dataclass ``key``'s fields, each dataclass's fields read once.
+
+    A dataclass node is yielded before its fields are read, so a caller that stops
+    at it never reflects that class.
+    """
+    seen: set[object] = set()
+    stack: list[Node] = [_nodes.DataclassNode(key=key)]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _nodes.DataclassNode):
+            if node.key not in seen:
+                seen.add(node.key)
+                stack.extend(field.node for field in model_of(node.key).fields)
+        elif isinstance(node, _nodes.ArrayNode):
+            stack.append(node.item)
+        elif isinstance(node, _nodes.TupleNode):
+            stack.extend(node.items)
+        elif isinstance(node, _nodes.UnionNode):
+            stack.extend(node.members)
+        elif isinstance(node, _nodes.MapNode):
+            stack.append(node.value)
 
 
 def _build_model(key: object) -> Model:
