@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic, overload
 
 from weakincentives.errors import PromptValidationError
-from weakincentives.prompt._generic import SubscriptAlias, subscript_args
+from weakincentives.prompt._generic import SubscriptedConstruction, subscript_args
 from weakincentives.prompt._open_sections import OpenSectionsMode
 from weakincentives.prompt._output import DeclaredOutput, StructuredOutput
 from weakincentives.prompt._rendered import RenderedPrompt
@@ -17,7 +17,7 @@ from weakincentives.prompt._visibility import SectionPath, VisibilityOverrides
 __all__ = ["Prompt"]
 
 
-class Prompt(DeclaredOutput, Generic[OutputT]):
+class Prompt(SubscriptedConstruction, DeclaredOutput, Generic[OutputT]):
     """A template plus bound params: what adapters evaluate.
 
     Build it from a template (``Prompt(template).bind(TaskParams(...))``) or inline
@@ -30,10 +30,6 @@ class Prompt(DeclaredOutput, Generic[OutputT]):
     _template: PromptTemplate[OutputT]
     _params: tuple[object, ...]
     _output: tuple[object, StructuredOutput | None]
-
-    def __class_getitem__(cls, item: object) -> SubscriptAlias:
-        """``Prompt[Answer]``: the output type reaches the constructor."""
-        return SubscriptAlias(cls, item)
 
     @overload
     def __init__(self, template: PromptTemplate[OutputT], /) -> None: ...

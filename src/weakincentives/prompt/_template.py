@@ -11,7 +11,7 @@ from typing_extensions import TypeVar
 from weakincentives.errors import PromptRenderError, PromptValidationError, UnknownSectionError
 from weakincentives.prompt._compile import compile_tree
 from weakincentives.prompt._compiled import RenderCache
-from weakincentives.prompt._generic import SubscriptAlias, subscript_args
+from weakincentives.prompt._generic import SubscriptedConstruction, subscript_args
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
     OpenSectionsMode,
@@ -35,7 +35,7 @@ OutputT = TypeVar("OutputT", default=None)
 _NO_OVERRIDES: Mapping[SectionPath, SectionVisibility] = MappingProxyType({})
 
 
-class PromptTemplate(DeclaredOutput, Generic[OutputT]):
+class PromptTemplate(SubscriptedConstruction, DeclaredOutput, Generic[OutputT]):
     """An immutable, validated prompt blueprint: ``ns``, ``key``, ``name`` and a section tree.
 
     Construction checks everything that does not depend on params (keys, placeholders,
@@ -43,10 +43,6 @@ class PromptTemplate(DeclaredOutput, Generic[OutputT]):
     then only looks things up and substitutes, so one template can render from many
     threads. ``PromptTemplate[Answer](...)`` declares a structured output type.
     """
-
-    def __class_getitem__(cls, item: object) -> SubscriptAlias:
-        """``PromptTemplate[Answer]``: the output type reaches the constructor."""
-        return SubscriptAlias(cls, item)
 
     def __init__(
         self,
