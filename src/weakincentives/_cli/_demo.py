@@ -189,34 +189,22 @@ def _named_adapter(options: DemoOptions) -> Adapter[Any]:
             hosted_tool_codecs=default_openai_codecs(),
             **native,
         )
+    # What every provider takes: the model, where it is served, and how to authenticate.
+    connection: dict[str, Any] = {
+        "model": options.model,
+        "base_url": options.base_url,
+        "request_options": extra,
+        "api_key": key,
+    }
+    tool_search = {"tool_search": "off"} | native
     if options.adapter == "openai":
-        responses = OpenAIResponses(
-            model=options.model,
-            base_url=options.base_url,
-            request_options=extra,
-            api_key=key,
-            **({"tool_search": "off"} | native),
-        )
-        return Adapter(responses, settings=settings)
+        return Adapter(OpenAIResponses(**connection, **tool_search), settings=settings)
     if options.adapter == "openai-chat":
         # Local servers read max_tokens (not always max_completion_tokens).
-        chat = ChatCompletions(
-            model=options.model,
-            base_url=options.base_url,
-            request_options=extra,
-            token_cap_field="max_tokens",
-            api_key=key,
-        )
+        chat = ChatCompletions(**connection, token_cap_field="max_tokens")
         return Adapter(chat, settings=settings)
     if options.adapter == "anthropic":
-        messages = AnthropicMessages(
-            model=options.model,
-            base_url=options.base_url,
-            request_options=extra,
-            api_key=key,
-            **({"tool_search": "off"} | native),
-        )
-        return Adapter(messages, settings=settings)
+        return Adapter(AnthropicMessages(**connection, **tool_search), settings=settings)
     raise ConfigValidationError(
         f"unknown adapter {options.adapter!r}; use one of {', '.join(map(repr, ADAPTERS))}",
         field_name="adapter",

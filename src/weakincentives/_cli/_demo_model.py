@@ -74,12 +74,7 @@ def _investigate(turns: int) -> ScriptedTurn:
         return ScriptedTurn(
             text="Checking latency and recent deploys.",
             calls=(
-                _call(
-                    "query_metrics",
-                    service="checkout-api",
-                    metric="latency_p99_ms",
-                    window_minutes=0,
-                ),
+                _metrics("latency_p99_ms", window_minutes=0),
                 _call("recent_deploys", service="checkout-api"),
             ),
         )
@@ -87,15 +82,8 @@ def _investigate(turns: int) -> ScriptedTurn:
         return ScriptedTurn(
             text="The window must be at least one minute; retrying with 60.",
             calls=(
-                _call(
-                    "query_metrics",
-                    service="checkout-api",
-                    metric="latency_p99_ms",
-                    window_minutes=60,
-                ),
-                _call(
-                    "query_metrics", service="checkout-api", metric="cpu_percent", window_minutes=60
-                ),
+                _metrics("latency_p99_ms", window_minutes=60),
+                _metrics("cpu_percent", window_minutes=60),
             ),
         )
     return ScriptedTurn(
@@ -115,12 +103,7 @@ def _conclude(turns: int) -> ScriptedTurn:
         return ScriptedTurn(
             raw_items=_web_search_items(),
             calls=(
-                _call(
-                    "query_metrics",
-                    service="checkout-api",
-                    metric="error_rate",
-                    window_minutes=60,
-                ),
+                _metrics("error_rate", window_minutes=60),
                 _call("search_tool_by_category", query="roll back a release to an earlier version"),
             ),
         )
@@ -158,6 +141,13 @@ def _conclude(turns: int) -> ScriptedTurn:
 
 def _call(name: str, **arguments: JSONValue) -> ScriptedCall:
     return ScriptedCall(name=name, arguments=arguments)
+
+
+def _metrics(metric: str, *, window_minutes: int) -> ScriptedCall:
+    """A ``query_metrics`` call for the demo's service."""
+    return _call(
+        "query_metrics", service="checkout-api", metric=metric, window_minutes=window_minutes
+    )
 
 
 def _web_search_items() -> tuple[dict[str, JSONValue], ...]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import add, mul
 
-__all__ = ["FieldOccurrences", "Frozen", "freeze", "idf"]
+__all__ = ["Collection", "FieldOccurrences", "Frozen", "freeze", "idf"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +37,22 @@ class FieldOccurrences:
     """Term id of each occurrence."""
     docs: array[int]
     """Document position of each occurrence (parallel to ``terms``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Collection:
+    """What to freeze: one collection's fields, its size, the term names and BM25's ``k1``."""
+
+    fields: Sequence[FieldOccurrences]
+    size: int
+    """How many documents the collection holds."""
+    terms: Sequence[str]
+    """The name of each term id."""
+    k1: float
+    factors: Sequence[float] | None = None
+    """Each document's multiplier of its impacts; None multiplies by 1."""
+    presence: bool = False
+    """Count a term once per field instead of once per occurrence."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,20 +71,14 @@ def idf(size: int, frequency: int) -> float:
     return math.log(1 + (size - frequency + 0.5) / (frequency + 0.5))
 
 
-def freeze(
-    fields: Sequence[FieldOccurrences],
-    *,
-    size: int,
-    terms: Sequence[str],
-    k1: float,
-    factors: Sequence[float] | None = None,
-    presence: bool = False,
-) -> Frozen:
-    """Postings for ``size`` documents; ``presence`` counts a term once per field."""
-    count = size or 1
+def freeze(collection: Collection) -> Frozen:
+    """Postings for the collection's documents, term by term."""
+    terms, k1, factors = collection.terms, collection.k1, collection.factors
+    presence = collection.presence
+    count = collection.size or 1
     pseudo: dict[int, float] = {}
     get = pseudo.get
-    for field in fields:
+    for field in collection.fields:
         if field.weight == 0 or not field.terms:
             continue
         lengths = Counter(field.docs)

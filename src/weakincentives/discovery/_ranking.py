@@ -22,7 +22,7 @@ from weakincentives.discovery._bm25 import BM25Index
 from weakincentives.discovery._catalog import ToolCatalog, TreePath
 from weakincentives.discovery._columns import Groups
 from weakincentives.discovery._documents import FIELDS, collect
-from weakincentives.discovery._freeze import FieldOccurrences
+from weakincentives.discovery._freeze import Collection, FieldOccurrences
 from weakincentives.discovery._postings import Postings
 from weakincentives.errors import ConfigValidationError
 
@@ -158,7 +158,14 @@ class BM25Ranker:
             presence: bool = False,
         ) -> Postings:
             frozen = freeze(
-                fields, size=size, terms=found.terms, k1=self.k1, factors=factors, presence=presence
+                Collection(
+                    fields=fields,
+                    size=size,
+                    terms=found.terms,
+                    k1=self.k1,
+                    factors=factors,
+                    presence=presence,
+                )
             )
             return Postings(
                 ids=frozen.ids,

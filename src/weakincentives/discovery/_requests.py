@@ -59,9 +59,16 @@ def check_limit(limit: object) -> int:
     return limit
 
 
-def _is_list_of_str(value: object) -> bool:
-    """A list or tuple of strings; a bare string, None or a mapping is a mistake."""
-    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+def _list_of_str(value: object, *, must_be: str, next_action: str) -> Sequence[str]:
+    """``value`` if it is a list or tuple of strings; a bare string, None or a mapping is a mistake.
+
+    ``must_be`` says what the field must be (``"tags must be a list of strings"``).
+    """
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        return cast("Sequence[str]", value)
+    raise DiscoveryError(
+        f"{must_be}, got {_shown(value)}", code="INVALID_REQUEST", next_action=next_action
+    )
 
 
 def _longest(values: Sequence[str]) -> int:
@@ -70,13 +77,11 @@ def _longest(values: Sequence[str]) -> int:
 
 def check_path(path: object) -> TreePath:
     """Accept a list of category names (a bare string is a mistake, not a one-segment path)."""
-    if not _is_list_of_str(path):
-        raise DiscoveryError(
-            f"path must be a list of category names, got {_shown(path)}",
-            code="INVALID_REQUEST",
-            next_action='pass the path as a list such as ["Storage", "Buckets"]',
-        )
-    segments = cast("Sequence[str]", path)
+    segments = _list_of_str(
+        path,
+        must_be="path must be a list of category names",
+        next_action='pass the path as a list such as ["Storage", "Buckets"]',
+    )
     if len(segments) > MAX_PATH_DEPTH or _longest(segments) > MAX_NAME_CHARS:
         raise DiscoveryError(
             f"path must have at most {MAX_PATH_DEPTH} segments of at most {MAX_NAME_CHARS} "
@@ -90,13 +95,11 @@ def check_path(path: object) -> TreePath:
 
 def check_tags(tags: object) -> tuple[str, ...]:
     """Accept a list of tags; return them case-folded, deduplicated and sorted."""
-    if not _is_list_of_str(tags):
-        raise DiscoveryError(
-            f"tags must be a list of strings, got {_shown(tags)}",
-            code="INVALID_REQUEST",
-            next_action='pass tags as a list such as ["auth"]',
-        )
-    given = cast("Sequence[str]", tags)
+    given = _list_of_str(
+        tags,
+        must_be="tags must be a list of strings",
+        next_action='pass tags as a list such as ["auth"]',
+    )
     if len(given) > MAX_REQUEST_TAGS or _longest(given) > MAX_NAME_CHARS:
         raise DiscoveryError(
             f"tags must be at most {MAX_REQUEST_TAGS} strings of at most {MAX_NAME_CHARS} "

@@ -117,8 +117,27 @@ class ToolTable(Sequence[CatalogTool]):
         )
 
 
-class NodeTable(Mapping[TreePath, CatalogNode]):
-    """A catalogue's category nodes by path; each is built on first lookup."""
+class _ByPath[V](Mapping[TreePath, V]):
+    """A read-only mapping whose keys are those of ``_rows`` (path -> row), in its order."""
+
+    __slots__ = ()
+    _rows: Mapping[TreePath, int]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._rows
+
+    def __iter__(self) -> Iterator[TreePath]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class NodeTable(_ByPath[CatalogNode]):
+    """A catalogue's category nodes by path; each is built on first lookup.
+
+    ``rows`` maps each of ``paths`` to its position there, in the same order.
+    """
 
     __slots__ = ("_built", "_names", "_paths", "_rows", "_summaries", "_tag_names", "_tags")
 
@@ -152,17 +171,8 @@ class NodeTable(Mapping[TreePath, CatalogNode]):
     def __getitem__(self, path: TreePath) -> CatalogNode:
         return self.at(self._rows[path])
 
-    def __contains__(self, path: object) -> bool:
-        return path in self._rows
 
-    def __iter__(self) -> Iterator[TreePath]:
-        return iter(self._paths)
-
-    def __len__(self) -> int:
-        return len(self._paths)
-
-
-class PathGroups[T](Mapping[TreePath, tuple[T, ...]]):
+class PathGroups[T](_ByPath[tuple[T, ...]]):
     """One group per known path (children of a category, tools directly under it)."""
 
     __slots__ = ("_groups", "_item", "_rows")
@@ -175,12 +185,3 @@ class PathGroups[T](Mapping[TreePath, tuple[T, ...]]):
     def __getitem__(self, path: TreePath) -> tuple[T, ...]:
         item = self._item
         return tuple(item(value) for value in self._groups[self._rows[path]])
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._rows
-
-    def __iter__(self) -> Iterator[TreePath]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)

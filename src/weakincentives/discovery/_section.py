@@ -17,6 +17,7 @@ from weakincentives.discovery._catalog import CatalogTool
 from weakincentives.discovery._deferred import deferred_tools
 from weakincentives.discovery._errors import DiscoveryError, DiscoveryFailure
 from weakincentives.discovery._executor import CallOutcome, ToolExecutor
+from weakincentives.discovery._requests import MAX_LIMIT
 from weakincentives.discovery._responses import ListResponse
 from weakincentives.discovery._service import ToolDiscovery
 from weakincentives.prompt import (
@@ -66,6 +67,16 @@ MAX_DEFERRED_TOOLS = 10_000
 discovery tools on every provider."""
 
 
+def _limit(default: int, description: str) -> Any:
+    """A page-size field whose schema bounds are the ones ``check_limit`` enforces."""
+    return field(default=default, metadata={"description": description, "ge": 1, "le": MAX_LIMIT})
+
+
+def _cursor() -> Any:
+    """The field that continues a listing or a search where its last page ended."""
+    return field(default=None, metadata={"description": "next_cursor from the previous page"})
+
+
 @dataclass(frozen=True, slots=True)
 class ListParams:
     """Arguments of ``list``."""
@@ -80,10 +91,8 @@ class ListParams:
     query: str | None = field(
         default=None, metadata={"description": "Optional text to filter and rank by"}
     )
-    limit: int = field(default=10, metadata={"description": "Items per page", "ge": 1, "le": 50})
-    cursor: str | None = field(
-        default=None, metadata={"description": "next_cursor from the previous page"}
-    )
+    limit: int = _limit(10, "Items per page")
+    cursor: str | None = _cursor()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +103,8 @@ class SearchToolsParams:
     category_path: list[str] = field(
         default_factory=list, metadata={"description": "Category to search in; [] for all"}
     )
-    limit: int = field(default=5, metadata={"description": "Results per page", "ge": 1, "le": 50})
-    cursor: str | None = field(
-        default=None, metadata={"description": "next_cursor from the previous page"}
-    )
+    limit: int = _limit(5, "Results per page")
+    cursor: str | None = _cursor()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +112,7 @@ class SearchNodesParams:
     """Arguments of ``search_nodes``."""
 
     query: str = field(metadata={"description": "The capability you are looking for"})
-    limit: int = field(default=5, metadata={"description": "Results", "ge": 1, "le": 50})
+    limit: int = _limit(5, "Results")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from weakincentives.discovery._freeze import FieldOccurrences, Frozen, idf
+from weakincentives.discovery._freeze import Collection, FieldOccurrences, Frozen, idf
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -104,19 +104,12 @@ def _as_array(values: _Array) -> array[int]:
     return out
 
 
-def freeze(
-    fields: Sequence[FieldOccurrences],
-    *,
-    size: int,
-    terms: Sequence[str],
-    k1: float,
-    factors: Sequence[float] | None = None,
-    presence: bool = False,
-) -> Frozen:
+def freeze(collection: Collection) -> Frozen:
     """The same as :func:`weakincentives.discovery._freeze.freeze`, with numpy."""
     np = _np()
-    count = size or 1
-    found = _pseudo(fields, count, presence=presence)
+    terms, k1, factors = collection.terms, collection.k1, collection.factors
+    count = collection.size or 1
+    found = _pseudo(collection.fields, count, presence=collection.presence)
     if found is None:
         return Frozen(ids=array("I"), impacts=array("f"), spans={}, ceiling={}, peak={})
     keys, pseudo = found

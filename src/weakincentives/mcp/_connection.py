@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TextIO
 
 from mcp import ClientSession, types
@@ -206,43 +206,31 @@ class MCPConnection:
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Run ``resources/read`` for ``uri``."""
-        relay = CURRENT_RELAY.get()
 
-        async def read(session: ClientSession) -> types.ReadResourceResult:
-            async def again(
-                responses: types.InputResponses | None, state: str | None
-            ) -> types.ReadResourceResult | types.InputRequiredResult:
-                return await session.read_resource(
-                    uri, input_responses=responses, request_state=state, allow_input_required=True
-                )
+        def read(
+            session: ClientSession, responses: types.InputResponses | None, state: str | None
+        ) -> Awaitable[types.ReadResourceResult | types.InputRequiredResult]:
+            return session.read_resource(
+                uri, input_responses=responses, request_state=state, allow_input_required=True
+            )
 
-            return await settle(session, await again(None, None), again)
-
-        return await self._at_home(
-            self._request(read, relay, "read_resource"), guard=self._call_timeout + 1.0
-        )
+        return await self._with_input_rounds(read, "read_resource")
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
         """Run ``prompts/get`` for ``name`` with ``arguments``."""
-        relay = CURRENT_RELAY.get()
 
-        async def get(session: ClientSession) -> types.GetPromptResult:
-            async def again(
-                responses: types.InputResponses | None, state: str | None
-            ) -> types.GetPromptResult | types.InputRequiredResult:
-                return await session.get_prompt(
-                    name,
-                    dict(arguments),
-                    input_responses=responses,
-                    request_state=state,
-                    allow_input_required=True,
-                )
+        def get(
+            session: ClientSession, responses: types.InputResponses | None, state: str | None
+        ) -> Awaitable[types.GetPromptResult | types.InputRequiredResult]:
+            return session.get_prompt(
+                name,
+                dict(arguments),
+                input_responses=responses,
+                request_state=state,
+                allow_input_required=True,
+            )
 
-            return await settle(session, await again(None, None), again)
-
-        return await self._at_home(
-            self._request(get, relay, "get_prompt"), guard=self._call_timeout + 1.0
-        )
+        return await self._with_input_rounds(get, "get_prompt")
 
     async def send[T: types.Result](self, request: types.ClientRequest, result: type[T]) -> T:
         """Send any other request (``completion/complete``, ``resources/subscribe``...)."""
@@ -417,6 +405,29 @@ class MCPConnection:
         finally:
             if relay is not None:
                 self._relays.remove(relay)
+
+    async def _with_input_rounds[T](
+        self,
+        ask: Callable[
+            [ClientSession, types.InputResponses | None, str | None],
+            Awaitable[T | types.InputRequiredResult],
+        ],
+        operation: MCPOperation,
+    ) -> T:
+        """Send a request the server may answer by asking for input first; see ``settle``."""
+        relay = CURRENT_RELAY.get()
+
+        async def send(session: ClientSession) -> T:
+            async def again(
+                responses: types.InputResponses | None, state: str | None
+            ) -> T | types.InputRequiredResult:
+                return await ask(session, responses, state)
+
+            return await settle(session, await again(None, None), again)
+
+        return await self._at_home(
+            self._request(send, relay, operation), guard=self._call_timeout + 1.0
+        )
 
     async def _request[T](
         self,

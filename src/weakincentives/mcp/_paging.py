@@ -7,7 +7,7 @@ never end is a protocol error after a cursor repeats or ``MAX_PAGES`` pages.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from mcp import ClientSession, types
@@ -23,14 +23,26 @@ MAX_PAGES = 1_000
 
 type ListingKind = Literal["tools", "resources", "resource_templates", "prompts"]
 
-type _Page = tuple[Sequence[object], str | None]
-
 _OPERATIONS: dict[ListingKind, MCPOperation] = {
     "tools": "list_tools",
     "resources": "list_resources",
     "resource_templates": "list_resources",
     "prompts": "list_prompts",
 }
+
+
+_LISTERS: dict[
+    ListingKind,
+    Callable[
+        [ClientSession, types.PaginatedRequestParams | None], Awaitable[types.PaginatedResult]
+    ],
+] = {
+    "tools": lambda session, params: session.list_tools(params=params),
+    "resources": lambda session, params: session.list_resources(params=params),
+    "resource_templates": lambda session, params: session.list_resource_templates(params=params),
+    "prompts": lambda session, params: session.list_prompts(params=params),
+}
+"""Each listing's request; its result holds the page's items in the field named by the kind."""
 
 
 class EndlessPagesError(WinkError):
@@ -41,7 +53,7 @@ async def all_pages(
     session: ClientSession, kind: ListingKind, *, server: str, timeout: float
 ) -> tuple[object, ...]:
     """Every item of the ``kind`` listing, page after page."""
-    fetch = _fetcher(session, kind)
+    list_page = _LISTERS[kind]
     operation = _OPERATIONS[kind]
     items: list[object] = []
     seen: set[str] = set()
@@ -50,10 +62,11 @@ async def all_pages(
         params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         try:
             async with asyncio.timeout(timeout):
-                page, cursor = await fetch(params)
+                result = await list_page(session, params)
         except Exception as exc:
             raise mapped(exc, server, operation, timeout) from exc
-        items.extend(page)
+        items.extend(getattr(result, kind))
+        cursor = result.next_cursor
         if cursor is None:
             return tuple(items)
         if cursor in seen:
@@ -62,33 +75,3 @@ async def all_pages(
         seen.add(cursor)
     error = EndlessPagesError(f"the server sent more than {MAX_PAGES} pages of {kind}")
     raise mapped(error, server, operation, None)
-
-
-def _fetcher(
-    session: ClientSession, kind: ListingKind
-) -> Callable[[types.PaginatedRequestParams | None], Awaitable[_Page]]:
-    async def tools(params: types.PaginatedRequestParams | None) -> _Page:
-        page = await session.list_tools(params=params)
-        return page.tools, page.next_cursor
-
-    async def resources(params: types.PaginatedRequestParams | None) -> _Page:
-        page = await session.list_resources(params=params)
-        return page.resources, page.next_cursor
-
-    async def templates(params: types.PaginatedRequestParams | None) -> _Page:
-        page = await session.list_resource_templates(params=params)
-        return page.resource_templates, page.next_cursor
-
-    async def prompts(params: types.PaginatedRequestParams | None) -> _Page:
-        page = await session.list_prompts(params=params)
-        return page.prompts, page.next_cursor
-
-    fetchers: dict[
-        ListingKind, Callable[[types.PaginatedRequestParams | None], Awaitable[_Page]]
-    ] = {
-        "tools": tools,
-        "resources": resources,
-        "resource_templates": templates,
-        "prompts": prompts,
-    }
-    return fetchers[kind]

@@ -13,7 +13,7 @@ import types
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["SubscriptAlias", "subscript_args"]
+__all__ = ["SubscriptAlias", "SubscriptedConstruction", "subscript_args"]
 
 _CURRENT: ContextVar[tuple[object, tuple[object, ...]] | None] = ContextVar(
     "weakincentives_subscript", default=None
@@ -44,3 +44,16 @@ def subscript_args(cls: type[Any]) -> tuple[object, ...] | None:
     if current is None or current[0] is not cls:
         return None
     return current[1]
+
+
+class SubscriptedConstruction:
+    """Base of classes whose subscript reaches the constructor: ``Cls[Args](...)``.
+
+    The constructor reads the arguments with :func:`subscript_args`.
+    """
+
+    __slots__ = ()
+
+    def __class_getitem__(cls, item: object) -> SubscriptAlias:
+        """``Cls[Args]``: an alias whose call hands ``Args`` to the constructor."""
+        return SubscriptAlias(cls, item)

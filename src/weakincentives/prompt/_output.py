@@ -6,7 +6,7 @@ import typing
 from dataclasses import dataclass, is_dataclass
 from typing import Any, Literal
 
-__all__ = ["StructuredOutput", "structured_output_of"]
+__all__ = ["DeclaredOutput", "StructuredOutput", "structured_output_of"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,3 +36,24 @@ def structured_output_of(output_type: object) -> StructuredOutput | None:
     raise TypeError(
         f"output type {output_type!r} must be a dataclass, a list of dataclasses, str or None"
     )
+
+
+class DeclaredOutput:
+    """``output_type`` and ``structured_output`` of a template or prompt, analysed once.
+
+    ``_output`` holds the declared type and how it is requested and parsed (see
+    ``output_contract`` in ``_template``).
+    """
+
+    __slots__ = ()
+    _output: tuple[object, StructuredOutput | None]
+
+    @property
+    def output_type(self) -> object:
+        """The declared output type (``PromptTemplate[Answer]``); None for text-only prompts."""
+        return self._output[0]
+
+    @property
+    def structured_output(self) -> StructuredOutput | None:
+        """How to request and parse the structured answer; None for text-only prompts."""
+        return self._output[1]

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic, overload
 
 from weakincentives.errors import PromptValidationError
-from weakincentives.prompt._generic import SubscriptAlias, subscript_args
+from weakincentives.prompt._generic import SubscriptedConstruction, subscript_args
 from weakincentives.prompt._open_sections import OpenSectionsMode
-from weakincentives.prompt._output import StructuredOutput
+from weakincentives.prompt._output import DeclaredOutput, StructuredOutput
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._section import Section
 from weakincentives.prompt._template import OutputT, PromptTemplate, output_contract
@@ -17,7 +17,7 @@ from weakincentives.prompt._visibility import SectionPath, VisibilityOverrides
 __all__ = ["Prompt"]
 
 
-class Prompt(Generic[OutputT]):
+class Prompt(SubscriptedConstruction, DeclaredOutput, Generic[OutputT]):
     """A template plus bound params: what adapters evaluate.
 
     Build it from a template (``Prompt(template).bind(TaskParams(...))``) or inline
@@ -30,10 +30,6 @@ class Prompt(Generic[OutputT]):
     _template: PromptTemplate[OutputT]
     _params: tuple[object, ...]
     _output: tuple[object, StructuredOutput | None]
-
-    def __class_getitem__(cls, item: object) -> SubscriptAlias:
-        """``Prompt[Answer]``: the output type reaches the constructor."""
-        return SubscriptAlias(cls, item)
 
     @overload
     def __init__(self, template: PromptTemplate[OutputT], /) -> None: ...
@@ -124,16 +120,6 @@ class Prompt(Generic[OutputT]):
         """The template's top-level sections."""
         return self._template.sections
 
-    @property
-    def output_type(self) -> object:
-        """The declared output type, from ``Prompt[Answer]`` or the template."""
-        return self._output_contract()[0]
-
-    @property
-    def structured_output(self) -> StructuredOutput | None:
-        """How to request and parse the structured answer; None for text-only prompts."""
-        return self._output_contract()[1]
-
     def bind(self, *params: object) -> Prompt[OutputT]:
         """Return a prompt with ``params`` bound; a new instance replaces one of its type."""
         bound: Prompt[OutputT] = object.__new__(type(self))
@@ -147,7 +133,7 @@ class Prompt(Generic[OutputT]):
         return self._template.render_with_output(
             _merge(self._params, params),
             visibility_overrides=visibility_overrides,
-            output=self._output_contract(),
+            output=self._output,
         )
 
     def render_sections(
@@ -160,9 +146,6 @@ class Prompt(Generic[OutputT]):
         return self._template.render_sections(
             paths, *_merge(self._params, params), visibility_overrides=visibility_overrides
         )
-
-    def _output_contract(self) -> tuple[object, StructuredOutput | None]:
-        return self._output
 
     def __repr__(self) -> str:
         return f"Prompt(ns={self.ns!r}, key={self.key!r}, params={len(self._params)})"

@@ -11,13 +11,13 @@ from typing_extensions import TypeVar
 from weakincentives.errors import PromptRenderError, PromptValidationError, UnknownSectionError
 from weakincentives.prompt._compile import compile_tree
 from weakincentives.prompt._compiled import RenderCache
-from weakincentives.prompt._generic import SubscriptAlias, subscript_args
+from weakincentives.prompt._generic import SubscriptedConstruction, subscript_args
 from weakincentives.prompt._open_sections import (
     OPEN_SECTIONS,
     OpenSectionsMode,
     open_sections_tool,
 )
-from weakincentives.prompt._output import StructuredOutput, structured_output_of
+from weakincentives.prompt._output import DeclaredOutput, StructuredOutput, structured_output_of
 from weakincentives.prompt._render import render_plan
 from weakincentives.prompt._rendered import RenderedPrompt
 from weakincentives.prompt._section import Section
@@ -35,7 +35,7 @@ OutputT = TypeVar("OutputT", default=None)
 _NO_OVERRIDES: Mapping[SectionPath, SectionVisibility] = MappingProxyType({})
 
 
-class PromptTemplate(Generic[OutputT]):
+class PromptTemplate(SubscriptedConstruction, DeclaredOutput, Generic[OutputT]):
     """An immutable, validated prompt blueprint: ``ns``, ``key``, ``name`` and a section tree.
 
     Construction checks everything that does not depend on params (keys, placeholders,
@@ -43,10 +43,6 @@ class PromptTemplate(Generic[OutputT]):
     then only looks things up and substitutes, so one template can render from many
     threads. ``PromptTemplate[Answer](...)`` declares a structured output type.
     """
-
-    def __class_getitem__(cls, item: object) -> SubscriptAlias:
-        """``PromptTemplate[Answer]``: the output type reaches the constructor."""
-        return SubscriptAlias(cls, item)
 
     def __init__(
         self,
@@ -124,16 +120,6 @@ class PromptTemplate(Generic[OutputT]):
         return self._params_types
 
     @property
-    def output_type(self) -> object:
-        """The declared output type (``PromptTemplate[Answer]``), or None for text."""
-        return self._output_contract()[0]
-
-    @property
-    def structured_output(self) -> StructuredOutput | None:
-        """How to request and parse the structured answer; None for text-only prompts."""
-        return self._output_contract()[1]
-
-    @property
     def output_contract(self) -> tuple[object, StructuredOutput | None]:
         """The declared output type and how it is requested and parsed, analysed once."""
         return self._output
@@ -169,7 +155,7 @@ class PromptTemplate(Generic[OutputT]):
         ``visibility_overrides`` (full paths) override declared visibility.
         """
         return self.render_with_output(
-            params, visibility_overrides=visibility_overrides, output=self._output_contract()
+            params, visibility_overrides=visibility_overrides, output=self._output
         )
 
     def render_with_output[T](
@@ -231,9 +217,6 @@ class PromptTemplate(Generic[OutputT]):
                 if start <= owner < end
             )
         return MappingProxyType(texts)
-
-    def _output_contract(self) -> tuple[object, StructuredOutput | None]:
-        return self._output
 
     def _match_params(self, params: tuple[object, ...]) -> dict[type[Any], object]:
         given: dict[type[Any], object] = {}

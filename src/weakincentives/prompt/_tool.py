@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, cast, overload
 
 from weakincentives.errors import PromptValidationError, SchemaError
-from weakincentives.prompt._generic import SubscriptAlias, subscript_args
+from weakincentives.prompt._generic import SubscriptedConstruction, subscript_args
 from weakincentives.prompt._naming import description_problem, tool_name_problem
 from weakincentives.prompt._tool_result import ToolResult
 from weakincentives.serde import is_strict_compatible, schema, strict_problem
@@ -64,7 +64,7 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False, init=False)
-class Tool[ParamsT, ResultT]:
+class Tool[ParamsT, ResultT](SubscriptedConstruction):
     """A callable affordance the model can invoke, attached to a section.
 
     The params dataclass comes from ``params_type=``, the subscript
@@ -132,10 +132,6 @@ class Tool[ParamsT, ResultT]:
                 exc_info=True,
             )
             return True
-
-    def __class_getitem__(cls, item: object) -> SubscriptAlias:
-        """``Tool[Params, Result]``: the subscript reaches the constructor."""
-        return SubscriptAlias(cls, item)
 
     def __init__(
         self,

@@ -13,6 +13,7 @@ import re
 import threading
 from typing import Literal, assert_never, cast, get_origin
 
+from weakincentives.serde import _nodes
 from weakincentives.serde._codegen import generate_parser, parser_body, parser_namespace
 from weakincentives.serde._convert import (
     Converter,
@@ -35,26 +36,7 @@ from weakincentives.serde._convert import (
     tuple_converter,
 )
 from weakincentives.serde._json_check import check_json_value
-from weakincentives.serde._nodes import (
-    NO_LIMITS,
-    AnyNode,
-    ArrayNode,
-    BoolNode,
-    ChoiceNode,
-    DataclassNode,
-    DecimalNode,
-    MapNode,
-    Model,
-    Node,
-    NoneNode,
-    NumberNode,
-    PathNode,
-    StrNode,
-    TemporalNode,
-    TupleNode,
-    UnionNode,
-    UUIDNode,
-)
+from weakincentives.serde._nodes import NO_LIMITS, Model, Node
 from weakincentives.serde._reflect import model_of
 from weakincentives.serde._union import tagged_union_converter, union_converter
 
@@ -75,35 +57,35 @@ _UNSAFE = re.compile(r"\W")
 def expected_text(node: Node) -> str:
     """What a node expects, in the words of the error messages."""
     match node:
-        case AnyNode():
+        case _nodes.AnyNode():
             return "any JSON value"
-        case NoneNode():
+        case _nodes.NoneNode():
             return "null"
-        case BoolNode():
+        case _nodes.BoolNode():
             return "a boolean"
-        case NumberNode(kind="int"):
+        case _nodes.NumberNode(kind="int"):
             return "an integer"
-        case NumberNode():
+        case _nodes.NumberNode():
             return "a finite number"
-        case DecimalNode():
+        case _nodes.DecimalNode():
             return "a decimal number or numeric string"
-        case StrNode():
+        case _nodes.StrNode():
             return "a string"
-        case ChoiceNode(choices=choices):
+        case _nodes.ChoiceNode(choices=choices):
             return choices_text([wire for wire, _ in choices])
-        case TemporalNode(cls=cls):
+        case _nodes.TemporalNode(cls=cls):
             return f"an ISO 8601 {cls.__name__} string"
-        case UUIDNode():
+        case _nodes.UUIDNode():
             return "a UUID string"
-        case PathNode():
+        case _nodes.PathNode():
             return "a path string"
-        case ArrayNode() | TupleNode():
+        case _nodes.ArrayNode() | _nodes.TupleNode():
             return "an array"
-        case MapNode():
+        case _nodes.MapNode():
             return "an object"
-        case DataclassNode(key=key):
+        case _nodes.DataclassNode(key=key):
             return f"an object ({_class_of(key).__name__})"
-        case UnionNode(members=members):
+        case _nodes.UnionNode(members=members):
             return " or ".join(expected_text(member) for member in members)
         case _:
             assert_never(node)
@@ -125,46 +107,46 @@ class _Compiler:
 
     def convert(self, node: Node) -> Converter:
         match node:
-            case AnyNode(json_only=json_only):
+            case _nodes.AnyNode(json_only=json_only):
                 return check_json_value if json_only else passthrough
-            case NoneNode():
+            case _nodes.NoneNode():
                 return as_none
-            case BoolNode():
+            case _nodes.BoolNode():
                 return as_bool
-            case NumberNode(kind=kind, limits=limits):
+            case _nodes.NumberNode(kind=kind, limits=limits):
                 base = as_int if kind == "int" else as_float
                 return base if limits is NO_LIMITS else limited(base, limits, "", "")
-            case DecimalNode(limits=limits):
+            case _nodes.DecimalNode(limits=limits):
                 return as_decimal if limits is NO_LIMITS else limited(as_decimal, limits, "", "")
-            case StrNode(limits=limits):
+            case _nodes.StrNode(limits=limits):
                 if limits is NO_LIMITS:
                     return as_str
                 return limited(as_str, limits, "a string", "character")
-            case ChoiceNode():
+            case _nodes.ChoiceNode():
                 return choice_converter(node)
-            case TemporalNode(cls=cls):
+            case _nodes.TemporalNode(cls=cls):
                 return temporal_converter(cls)
-            case UUIDNode():
+            case _nodes.UUIDNode():
                 return as_uuid
-            case PathNode(cls=cls):
+            case _nodes.PathNode(cls=cls):
                 return as_path(cls)
-            case ArrayNode(item=item, container=container, limits=limits):
+            case _nodes.ArrayNode(item=item, container=container, limits=limits):
                 array = array_converter(self.convert(item), container)
                 if limits is NO_LIMITS:
                     return array
                 return limited(array, limits, "an array", "item")
-            case TupleNode(items=items):
+            case _nodes.TupleNode(items=items):
                 return tuple_converter(tuple(self.convert(item) for item in items))
-            case MapNode(value=value, limits=limits):
+            case _nodes.MapNode(value=value, limits=limits):
                 mapping = map_converter(node, self.convert(value))
                 if limits is NO_LIMITS:
                     return mapping
                 return limited(mapping, limits, "an object", "member")
-            case UnionNode(members=members):
+            case _nodes.UnionNode(members=members):
                 converters = tuple(self.convert(member) for member in members)
                 general = union_converter(members, converters, expected_text(node))
                 return _tagged(members, converters, general) or general
-            case DataclassNode(key=key):
+            case _nodes.DataclassNode(key=key):
                 return self.dataclass(key)
             case _:
                 assert_never(node)
@@ -200,7 +182,7 @@ def _tagged(
     classes = [
         (model_of(member.key), convert)
         for member, convert in zip(members, converters, strict=True)
-        if isinstance(member, DataclassNode)
+        if isinstance(member, _nodes.DataclassNode)
     ]
     if len(classes) < 2:
         return None
@@ -208,7 +190,7 @@ def _tagged(
         table: dict[tuple[type, object], Converter] = {}
         for model, convert in classes:
             tag = next((f for f in model.fields if f.wire == candidate.wire), None)
-            if tag is None or not isinstance(tag.node, ChoiceNode):
+            if tag is None or not isinstance(tag.node, _nodes.ChoiceNode):
                 break
             keys = [(wire.__class__, wire) for wire, _ in tag.node.choices]
             if any(key in table for key in keys):

@@ -32,16 +32,8 @@ from typing import TYPE_CHECKING, cast
 from uuid import UUID
 
 from weakincentives.errors import SerdeError
-from weakincentives.serde._nodes import (
-    AnyNode,
-    ArrayNode,
-    DataclassNode,
-    MapNode,
-    Node,
-    TupleNode,
-    UnionNode,
-)
-from weakincentives.serde._reflect import model_of
+from weakincentives.serde._nodes import AnyNode, ArrayNode, DataclassNode, MapNode
+from weakincentives.serde._reflect import nodes_within
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -161,31 +153,16 @@ def _learn(cls: type[object]) -> bool:
 
 def _settled_dataclass(cls: type[object]) -> bool:
     """A frozen dataclass whose every field is typed with immutable types."""
-    seen: set[object] = set()
-    stack: list[Node] = [DataclassNode(key=cls)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, AnyNode | MapNode):
-            return False
-        if isinstance(node, DataclassNode):
-            if node.key in seen:
-                continue
-            seen.add(node.key)
-            if not _frozen_with_init_fields_only(node.key):
+    try:
+        for node in nodes_within(cls):
+            if isinstance(node, AnyNode | MapNode):
                 return False
-            try:
-                model = model_of(node.key)
-            except SerdeError:  # a type serde cannot read: look at each value instead
+            if isinstance(node, DataclassNode) and not _frozen_with_init_fields_only(node.key):
                 return False
-            stack.extend(field.node for field in model.fields)
-        elif isinstance(node, ArrayNode):
-            if node.container in ("list", "set"):
+            if isinstance(node, ArrayNode) and node.container in ("list", "set"):
                 return False
-            stack.append(node.item)
-        elif isinstance(node, TupleNode):
-            stack.extend(node.items)
-        elif isinstance(node, UnionNode):
-            stack.extend(node.members)
+    except SerdeError:  # a type serde cannot read: look at each value instead
+        return False
     return True
 
 

@@ -13,26 +13,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, assert_never
 
-from weakincentives.serde._nodes import (
-    AnyNode,
-    ArrayNode,
-    BoolNode,
-    ChoiceNode,
-    DataclassNode,
-    DecimalNode,
-    Limits,
-    MapNode,
-    Node,
-    NoneNode,
-    Notes,
-    NumberNode,
-    PathNode,
-    StrNode,
-    TemporalNode,
-    TupleNode,
-    UnionNode,
-    UUIDNode,
-)
+from weakincentives.serde import _nodes
+from weakincentives.serde._nodes import Limits, Node, Notes
 
 if TYPE_CHECKING:
     from weakincentives.serde._reflect import Where
@@ -53,46 +35,46 @@ _FITS = (
 def kind_name(node: Node) -> str:
     """A short name for the kind of type a node stands for, used in messages."""
     match node:
-        case NumberNode(kind=kind):
+        case _nodes.NumberNode(kind=kind):
             return kind
-        case StrNode():
+        case _nodes.StrNode():
             return "str"
-        case DecimalNode():
+        case _nodes.DecimalNode():
             return "Decimal"
-        case BoolNode():
+        case _nodes.BoolNode():
             return "bool"
-        case NoneNode():
+        case _nodes.NoneNode():
             return "None"
-        case AnyNode():
+        case _nodes.AnyNode():
             return "Any"
-        case ChoiceNode():
+        case _nodes.ChoiceNode():
             return "Literal/Enum"
-        case TemporalNode(cls=cls):
+        case _nodes.TemporalNode(cls=cls):
             return cls.__name__
-        case UUIDNode():
+        case _nodes.UUIDNode():
             return "UUID"
-        case PathNode():
+        case _nodes.PathNode():
             return "Path"
-        case ArrayNode(container=container):
+        case _nodes.ArrayNode(container=container):
             return container
-        case TupleNode():
+        case _nodes.TupleNode():
             return "fixed-length tuple"
-        case MapNode():
+        case _nodes.MapNode():
             return "dict"
-        case UnionNode():
+        case _nodes.UnionNode():
             return "union"
-        case DataclassNode():
+        case _nodes.DataclassNode():
             return "dataclass"
         case _:
             assert_never(node)
 
 
 def _allowed(node: Node) -> tuple[str, ...]:
-    if isinstance(node, NumberNode | DecimalNode):
+    if isinstance(node, _nodes.NumberNode | _nodes.DecimalNode):
         return _NUMERIC
-    if isinstance(node, StrNode):
+    if isinstance(node, _nodes.StrNode):
         return (*_LENGTH, "pattern")
-    if isinstance(node, ArrayNode | MapNode):
+    if isinstance(node, _nodes.ArrayNode | _nodes.MapNode):
         return (*_LENGTH, *_ITEMS)
     return ()
 
@@ -125,9 +107,11 @@ def apply_metadata(node: Node, metadata: Mapping[object, object], where: Where) 
 
 
 def _constrain(node: Node, limits: Limits, keys: tuple[str, ...], where: Where) -> Node:
-    if isinstance(node, UnionNode):
+    if isinstance(node, _nodes.UnionNode):
         members = tuple(
-            member if isinstance(member, NoneNode) else _constrain(member, limits, keys, where)
+            member
+            if isinstance(member, _nodes.NoneNode)
+            else _constrain(member, limits, keys, where)
             for member in node.members
         )
         return replace(node, members=members)
@@ -137,7 +121,10 @@ def _constrain(node: Node, limits: Limits, keys: tuple[str, ...], where: Where) 
             raise where.error(
                 f"constraint {key!r} does not apply to a {kind_name(node)} value; {_FITS}"
             )
-    if isinstance(node, NumberNode | DecimalNode | StrNode | ArrayNode | MapNode):
+    if isinstance(
+        node,
+        _nodes.NumberNode | _nodes.DecimalNode | _nodes.StrNode | _nodes.ArrayNode | _nodes.MapNode,
+    ):
         return replace(node, limits=node.limits.merged(limits))
     raise AssertionError(node)  # _allowed() is empty for every other node
 

@@ -13,7 +13,7 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import Mapping, MutableMapping, MutableSequence, MutableSet, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, MutableSet, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -33,37 +33,23 @@ from uuid import UUID
 
 from weakincentives._exports import defining_module
 from weakincentives.errors import SchemaError
+from weakincentives.serde import _nodes
 from weakincentives.serde._json import JSONObject, JSONValue
 from weakincentives.serde._limits import apply_metadata, read_alias
 from weakincentives.serde._nodes import (
     MISSING,
-    AnyNode,
     ArrayContainer,
-    ArrayNode,
-    BoolNode,
-    ChoiceNode,
-    DataclassNode,
-    DecimalNode,
     FieldModel,
     KeyKind,
-    MapNode,
     Model,
     Node,
-    NoneNode,
-    NumberNode,
-    PathNode,
     Scalar,
-    StrNode,
-    TemporalNode,
-    TupleNode,
-    UnionNode,
-    UUIDNode,
 )
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["Where", "model_of", "node_of"]
+__all__ = ["Where", "model_of", "node_of", "nodes_within"]
 
 _MODELS: dict[object, Model] = {}
 _LOCK = threading.RLock()
@@ -120,19 +106,19 @@ def node_of(hint: object, where: Where) -> Node:
     """Reflect one type hint into a node; raises SchemaError for what serde cannot handle."""
     if isinstance(hint, TypeAliasType):
         if hint is JSONValue:
-            return AnyNode(json_only=True)
+            return _nodes.AnyNode(json_only=True)
         if hint is JSONObject:
             return _map_node(str, JSONValue, "dict", where)
         return node_of(hint.__value__, where)
     if isinstance(hint, TypeVar):
         bound = where.typevars.get(hint, hint.__bound__)
-        return AnyNode() if bound is None else node_of(bound, where)
+        return _nodes.AnyNode() if bound is None else node_of(bound, where)
     if isinstance(hint, typing.NewType):
         return node_of(hint.__supertype__, where)
     if hint is Any or hint is object:
-        return AnyNode()
+        return _nodes.AnyNode()
     if hint is None or hint is type(None):
-        return NoneNode()
+        return _nodes.NoneNode()
     if isinstance(hint, type):
         return _class_node(hint, where)
     origin = get_origin(hint)
@@ -150,17 +136,17 @@ def node_of(hint: object, where: Where) -> Node:
     if origin in _ARRAYS:
         container = _ARRAYS[origin]
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            return TupleNode(items=tuple(node_of(arg, where) for arg in args))
+            return _nodes.TupleNode(items=tuple(node_of(arg, where) for arg in args))
         item = node_of(args[0] if args else Any, where)
         if container in ("set", "frozenset"):
             _require_hashable(item, where)
-        return ArrayNode(item=item, container=container)
+        return _nodes.ArrayNode(item=item, container=container)
     if origin in _MAPS:
         key, value = args if len(args) == 2 else (str, Any)
         return _map_node(key, value, _MAPS[origin], where)
     if isinstance(origin, type) and dataclasses.is_dataclass(origin):
         concrete = tuple(_substitute(arg, where) for arg in args)
-        return DataclassNode(key=typing.cast(Any, origin)[concrete])
+        return _nodes.DataclassNode(key=typing.cast(Any, origin)[concrete])
     raise where.error(_unsupported(hint))
 
 
@@ -174,31 +160,31 @@ def _unsupported(hint: object) -> str:
 
 def _class_node(hint: type[object], where: Where) -> Node:
     if hint is bool:
-        return BoolNode()
+        return _nodes.BoolNode()
     if hint is int or hint is float:
-        return NumberNode(kind="int" if hint is int else "float")
+        return _nodes.NumberNode(kind="int" if hint is int else "float")
     if hint is str:
-        return StrNode()
+        return _nodes.StrNode()
     if hint is Decimal:
-        return DecimalNode()
+        return _nodes.DecimalNode()
     if hint is UUID:
-        return UUIDNode()
+        return _nodes.UUIDNode()
     if hint is datetime or hint is date or hint is time:
-        return TemporalNode(cls=hint)
+        return _nodes.TemporalNode(cls=hint)
     if issubclass(hint, PurePath):
-        return PathNode(cls=hint)
+        return _nodes.PathNode(cls=hint)
     if issubclass(hint, Enum):
         return _enum_node(hint, where)
     if dataclasses.is_dataclass(hint):
-        return DataclassNode(key=hint)
+        return _nodes.DataclassNode(key=hint)
     if hint in _MAPS:
         return _map_node(str, Any, _MAPS[hint], where)
     if hint in _ARRAYS:
-        return ArrayNode(item=AnyNode(), container=_ARRAYS[hint])
+        return _nodes.ArrayNode(item=_nodes.AnyNode(), container=_ARRAYS[hint])
     raise where.error(_unsupported(hint))
 
 
-def _enum_node(hint: type[Enum], where: Where) -> ChoiceNode:
+def _enum_node(hint: type[Enum], where: Where) -> _nodes.ChoiceNode:
     choices: list[tuple[Scalar, object]] = []
     for member in hint:
         value = member.value
@@ -208,7 +194,7 @@ def _enum_node(hint: type[Enum], where: Where) -> ChoiceNode:
                 "serde needs str, int, float, bool or None enum values"
             )
         choices.append((value, member))
-    return ChoiceNode(choices=tuple(choices), enum_type=hint)
+    return _nodes.ChoiceNode(choices=tuple(choices), enum_type=hint)
 
 
 def _literal_node(args: tuple[object, ...], where: Where) -> Node:
@@ -224,29 +210,29 @@ def _literal_node(args: tuple[object, ...], where: Where) -> Node:
         else:
             raise where.error(f"unsupported Literal value {value!r}")
     if not has_none:
-        return ChoiceNode(choices=tuple(choices))
+        return _nodes.ChoiceNode(choices=tuple(choices))
     if not choices:
-        return NoneNode()
-    return UnionNode(members=(ChoiceNode(choices=tuple(choices)), NoneNode()))
+        return _nodes.NoneNode()
+    return _nodes.UnionNode(members=(_nodes.ChoiceNode(choices=tuple(choices)), _nodes.NoneNode()))
 
 
 def _union_node(args: tuple[object, ...], where: Where) -> Node:
     members: list[Node] = []
     for arg in args:
         node = node_of(arg, where)
-        for member in node.members if isinstance(node, UnionNode) else (node,):
+        for member in node.members if isinstance(node, _nodes.UnionNode) else (node,):
             if member not in members:
                 members.append(member)
     if len(members) == 1:
         return members[0]
     # Keep null last so schemas read "X or null" and parse tries real types first.
-    members.sort(key=lambda member: isinstance(member, NoneNode))
-    return UnionNode(members=tuple(members))
+    members.sort(key=lambda member: isinstance(member, _nodes.NoneNode))
+    return _nodes.UnionNode(members=tuple(members))
 
 
 def _map_node(
     key: object, value: object, container: typing.Literal["dict", "mapping"], where: Where
-) -> MapNode:
+) -> _nodes.MapNode:
     kind: KeyKind
     choices: tuple[tuple[str, object], ...] = ()
     if key is str:
@@ -268,17 +254,17 @@ def _map_node(
             f"unsupported dict key type {_name(key)}; JSON object keys are strings, so keys "
             "must be str, int, a str-valued Enum or a Literal of strings"
         )
-    return MapNode(
+    return _nodes.MapNode(
         key_kind=kind, key_choices=choices, value=node_of(value, where), container=container
     )
 
 
 def _require_hashable(item: Node, where: Where) -> None:
-    if isinstance(item, ArrayNode) and item.container in ("list", "set"):
+    if isinstance(item, _nodes.ArrayNode) and item.container in ("list", "set"):
         raise where.error("set items must be hashable; use tuple or frozenset items")
-    if isinstance(item, MapNode):
+    if isinstance(item, _nodes.MapNode):
         raise where.error("set items must be hashable; dicts are not")
-    if isinstance(item, DataclassNode):
+    if isinstance(item, _nodes.DataclassNode):
         cls = get_origin(item.key) or item.key
         if getattr(cls, "__hash__", None) is None:
             raise where.error(f"set items must be hashable; make {_name(cls)} frozen (frozen=True)")
@@ -304,6 +290,31 @@ def model_of(key: object) -> Model:
                 model = _build_model(key)
                 _MODELS[key] = model
     return model
+
+
+def nodes_within(key: object) -> Iterator[Node]:
+    """Every node reachable from dataclass ``key``'s fields, each dataclass's fields read once.
+
+    A dataclass node is yielded before its fields are read, so a caller that stops
+    at it never reflects that class.
+    """
+    seen: set[object] = set()
+    stack: list[Node] = [_nodes.DataclassNode(key=key)]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _nodes.DataclassNode):
+            if node.key not in seen:
+                seen.add(node.key)
+                stack.extend(field.node for field in model_of(node.key).fields)
+        elif isinstance(node, _nodes.ArrayNode):
+            stack.append(node.item)
+        elif isinstance(node, _nodes.TupleNode):
+            stack.extend(node.items)
+        elif isinstance(node, _nodes.UnionNode):
+            stack.extend(node.members)
+        elif isinstance(node, _nodes.MapNode):
+            stack.append(node.value)
 
 
 def _build_model(key: object) -> Model:

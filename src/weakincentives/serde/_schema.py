@@ -15,31 +15,11 @@ import threading
 from typing import assert_never, get_args, get_origin
 
 from weakincentives.errors import SchemaError
+from weakincentives.serde import _nodes
 from weakincentives.serde._convert import DECIMAL_PATTERN
 from weakincentives.serde._dump import dump
 from weakincentives.serde._json import JSONObject, JSONValue
-from weakincentives.serde._nodes import (
-    MISSING,
-    AnyNode,
-    ArrayNode,
-    BoolNode,
-    ChoiceNode,
-    DataclassNode,
-    DecimalNode,
-    FieldModel,
-    Limits,
-    MapNode,
-    Node,
-    NoneNode,
-    Notes,
-    NumberNode,
-    PathNode,
-    StrNode,
-    TemporalNode,
-    TupleNode,
-    UnionNode,
-    UUIDNode,
-)
+from weakincentives.serde._nodes import MISSING, FieldModel, Limits, Node, Notes
 from weakincentives.serde._reflect import Where, model_of, node_of
 
 __all__ = ["schema", "schema_text"]
@@ -95,15 +75,15 @@ def _is_dataclass_key(key: object) -> bool:
 def _references(node: Node) -> list[object]:
     """Dataclass keys a node refers to directly."""
     match node:
-        case DataclassNode(key=key):
+        case _nodes.DataclassNode(key=key):
             return [key]
-        case ArrayNode(item=item):
+        case _nodes.ArrayNode(item=item):
             return _references(item)
-        case TupleNode(items=items):
+        case _nodes.TupleNode(items=items):
             return [key for item in items for key in _references(item)]
-        case MapNode(value=value):
+        case _nodes.MapNode(value=value):
             return _references(value)
-        case UnionNode(members=members):
+        case _nodes.UnionNode(members=members):
             return [key for member in members for key in _references(member)]
         case _:
             return []
@@ -176,34 +156,34 @@ class _Writer:
 
     def bare(self, node: Node) -> JSONObject:
         match node:
-            case AnyNode():
+            case _nodes.AnyNode():
                 return {}
-            case NoneNode():
+            case _nodes.NoneNode():
                 return {"type": "null"}
-            case BoolNode():
+            case _nodes.BoolNode():
                 return {"type": "boolean"}
-            case NumberNode(kind=kind, limits=limits):
+            case _nodes.NumberNode(kind=kind, limits=limits):
                 return _numeric({"type": "integer" if kind == "int" else "number"}, limits)
-            case DecimalNode(limits=limits):
+            case _nodes.DecimalNode(limits=limits):
                 number = _numeric({"type": "number"}, limits)
                 return {"anyOf": [number, {"type": "string", "pattern": DECIMAL_PATTERN}]}
-            case StrNode(limits=limits):
+            case _nodes.StrNode(limits=limits):
                 return _string(limits)
-            case ChoiceNode(choices=choices):
+            case _nodes.ChoiceNode(choices=choices):
                 wires: list[JSONValue] = [wire for wire, _ in choices]
                 types: list[JSONValue] = list(
                     dict.fromkeys(_JSON_TYPE[wire.__class__] for wire, _ in choices)
                 )
                 return {"type": types[0] if len(types) == 1 else types, "enum": wires}
-            case TemporalNode(cls=cls):
+            case _nodes.TemporalNode(cls=cls):
                 return {"type": "string", "format": _FORMATS[cls.__name__]}
-            case UUIDNode():
+            case _nodes.UUIDNode():
                 return {"type": "string", "format": "uuid"}
-            case PathNode():
+            case _nodes.PathNode():
                 return {"type": "string"}
-            case ArrayNode(item=item, limits=limits):
+            case _nodes.ArrayNode(item=item, limits=limits):
                 return _sized({"type": "array", "items": self.node(item)}, limits, "Items")
-            case TupleNode(items=items):
+            case _nodes.TupleNode(items=items):
                 count = len(items)
                 return {
                     "type": "array",
@@ -212,9 +192,9 @@ class _Writer:
                     "minItems": count,
                     "maxItems": count,
                 }
-            case MapNode():
+            case _nodes.MapNode():
                 return self.mapping(node)
-            case UnionNode(members=members):
+            case _nodes.UnionNode(members=members):
                 variants: list[JSONValue] = []
                 for member in members:
                     written = self.node(member)
@@ -224,12 +204,12 @@ class _Writer:
                     else:
                         variants.append(written)
                 return {"anyOf": variants}
-            case DataclassNode(key=key):
+            case _nodes.DataclassNode(key=key):
                 return self.reference(key)
             case _:
                 assert_never(node)
 
-    def mapping(self, node: MapNode) -> JSONObject:
+    def mapping(self, node: _nodes.MapNode) -> JSONObject:
         result: JSONObject = {"type": "object", "additionalProperties": self.node(node.value)}
         if node.key_kind == "int":
             result["propertyNames"] = {"pattern": "^-?[0-9]+$"}

@@ -9,16 +9,8 @@ what the model sent) copies only when this says it is needed.
 
 from __future__ import annotations
 
-from weakincentives.serde._nodes import (
-    AnyNode,
-    ArrayNode,
-    DataclassNode,
-    MapNode,
-    Node,
-    TupleNode,
-    UnionNode,
-)
-from weakincentives.serde._reflect import model_of
+from weakincentives.serde._nodes import AnyNode
+from weakincentives.serde._reflect import nodes_within
 
 __all__ = ["shares_input"]
 
@@ -30,26 +22,6 @@ def shares_input(cls: type[object]) -> bool:
     """True when ``parse(cls, data)`` may return objects holding ``data``'s own containers."""
     answer = _ANSWERS.get(cls)
     if answer is None:
-        answer = _ANSWERS.setdefault(cls, _walk(cls))
+        found = any(isinstance(node, AnyNode) for node in nodes_within(cls))
+        answer = _ANSWERS.setdefault(cls, found)
     return answer
-
-
-def _walk(cls: type[object]) -> bool:
-    seen: set[object] = set()
-    stack: list[Node] = [DataclassNode(key=cls)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, AnyNode):
-            return True
-        if isinstance(node, DataclassNode):
-            if node.key in seen:
-                continue
-            seen.add(node.key)
-            stack.extend(field.node for field in model_of(node.key).fields)
-        elif isinstance(node, ArrayNode):
-            stack.append(node.item)
-        elif isinstance(node, TupleNode | UnionNode):
-            stack.extend(node.items if isinstance(node, TupleNode) else node.members)
-        elif isinstance(node, MapNode):
-            stack.append(node.value)
-    return False

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 from typing import Literal, Protocol, TypeGuard
@@ -166,15 +167,13 @@ def recorded_exception(data: object) -> RecordedError:
     raise _ConversionError('an object with "type" and "message" strings', describe(data))
 
 
+@dataclass(frozen=True, slots=True)
 class ExactCodec:
     """``bool``, ``int``, ``str`` and ``None``: the JSON scalar of exactly that class."""
 
-    __slots__ = ("cls", "expected", "tagged")
-
-    def __init__(self, cls: type[object], expected: str, tagged: Tagged) -> None:
-        self.cls = cls
-        self.expected = expected
-        self.tagged = tagged
+    cls: type[object]
+    expected: str
+    tagged: Tagged
 
     def encode(self, value: object) -> JSONValue:
         if type(value) is self.cls:
@@ -189,14 +188,13 @@ class ExactCodec:
         raise _ConversionError(self.expected, describe(data))
 
 
+@dataclass(frozen=True, slots=True)
 class FloatCodec:
     """``float``: a finite number; an int is written as is and read back as a float."""
 
-    __slots__ = ("tagged",)
-    expected = "a number"
+    tagged: Tagged
 
-    def __init__(self, tagged: Tagged) -> None:
-        self.tagged = tagged
+    expected = "a number"
 
     def encode(self, value: object) -> JSONValue:
         if type(value) is float:
@@ -218,24 +216,15 @@ class FloatCodec:
         raise _ConversionError(self.expected, describe(data))
 
 
+@dataclass(frozen=True, slots=True)
 class StringFormCodec:
     """Dates, times, UUIDs, Decimals and paths: a string ``write``/``read`` round-trip."""
 
-    __slots__ = ("cls", "expected", "read", "tagged", "write")
-
-    def __init__(
-        self,
-        cls: type[object],
-        expected: str,
-        write: Callable[[object], str],
-        read: Callable[[str], object],
-        tagged: Tagged,
-    ) -> None:
-        self.cls = cls
-        self.expected = expected
-        self.write = write
-        self.read = read
-        self.tagged = tagged
+    cls: type[object]
+    expected: str
+    write: Callable[[object], str]
+    read: Callable[[str], object]
+    tagged: Tagged
 
     def encode(self, value: object) -> JSONValue:
         if type(value) is self.cls:
@@ -318,21 +307,15 @@ class LiteralCodec:
         raise _ConversionError(self.expected, describe(data))
 
 
+@dataclass(frozen=True, slots=True)
 class TypeCodec:
     """``type[X]``: a class, by its type name."""
 
-    __slots__ = ("name_of", "resolve", "tagged")
-    expected = "a type name (string)"
+    name_of: Callable[[type[object]], str]
+    resolve: Callable[[str], type[object]]
+    tagged: Tagged
 
-    def __init__(
-        self,
-        name_of: Callable[[type[object]], str],
-        resolve: Callable[[str], type[object]],
-        tagged: Tagged,
-    ) -> None:
-        self.name_of = name_of
-        self.resolve = resolve
-        self.tagged = tagged
+    expected = "a type name (string)"
 
     def encode(self, value: object) -> JSONValue:
         if isinstance(value, type):
@@ -347,14 +330,13 @@ class TypeCodec:
         raise _ConversionError(self.expected, describe(data))
 
 
+@dataclass(frozen=True, slots=True)
 class ExceptionCodec:
     """An exception: ``{"type": "module:qualname", "message": ...}``, read as RecordedError."""
 
-    __slots__ = ("tagged",)
-    expected = 'an object with "type" and "message" strings'
+    tagged: Tagged
 
-    def __init__(self, tagged: Tagged) -> None:
-        self.tagged = tagged
+    expected = 'an object with "type" and "message" strings'
 
     def encode(self, value: object) -> JSONValue:
         if isinstance(value, BaseException):
@@ -367,14 +349,15 @@ class ExceptionCodec:
         return recorded_exception(data)
 
 
+@dataclass(frozen=True, slots=True)
 class OptionalCodec:
     """``X | None``: null, or ``X``'s own form."""
 
-    __slots__ = ("expected", "inner")
+    inner: Codec
 
-    def __init__(self, inner: Codec) -> None:
-        self.inner = inner
-        self.expected = f"{inner.expected} or null"
+    @property
+    def expected(self) -> str:
+        return f"{self.inner.expected} or null"
 
     def encode(self, value: object) -> JSONValue:
         return None if value is None else self.inner.encode(value)
@@ -489,16 +472,15 @@ def build_collection(cls: type[object], items: list[object]) -> object:
         raise _ConversionError("hashable items", safe_str(error)) from None
 
 
+@dataclass(frozen=True, slots=True)
 class ArrayCodec:
     """``list[X]``, ``tuple[X, ...]``, ``set[X]``, ``frozenset[X]``: a JSON array."""
 
-    __slots__ = ("cls", "item", "tagged")
-    expected = "an array"
+    cls: type[object]
+    item: Codec
+    tagged: Tagged
 
-    def __init__(self, cls: type[object], item: Codec, tagged: Tagged) -> None:
-        self.cls = cls
-        self.item = item
-        self.tagged = tagged
+    expected = "an array"
 
     def encode(self, value: object) -> JSONValue:
         if type(value) is not self.cls:
@@ -515,16 +497,17 @@ class ArrayCodec:
         raise _ConversionError(self.expected, describe(data))
 
 
+@dataclass(frozen=True, slots=True)
 class FixedTupleCodec:
     """``tuple[X, Y]``: an array of exactly that many items."""
 
-    __slots__ = ("expected", "items", "tagged")
+    items: tuple[Codec, ...]
+    tagged: Tagged
 
-    def __init__(self, items: tuple[Codec, ...], tagged: Tagged) -> None:
-        self.items = items
-        self.tagged = tagged
-        count = len(items)
-        self.expected = f"an array of exactly {count} item{'' if count == 1 else 's'}"
+    @property
+    def expected(self) -> str:
+        count = len(self.items)
+        return f"an array of exactly {count} item{'' if count == 1 else 's'}"
 
     def encode(self, value: object) -> JSONValue:
         if type(value) is not tuple or len(value) != len(self.items):
@@ -559,26 +542,19 @@ text; ``named``, a str enum's value or a str Literal) or, for any other key type
 ``[key, value]`` pairs."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MapCodec:
     """``dict[K, V]`` and ``Mapping[K, V]``: an object, or ``[[key, value], ...]`` pairs."""
 
-    __slots__ = ("container", "expected", "key", "mode", "tagged", "value")
+    mode: KeyMode
+    key: Codec
+    value: Codec
+    container: type[object]
+    tagged: Tagged
 
-    def __init__(
-        self,
-        *,
-        mode: KeyMode,
-        key: Codec,
-        value: Codec,
-        container: type[object],
-        tagged: Tagged,
-    ) -> None:
-        self.mode = mode
-        self.key = key
-        self.value = value
-        self.container = container
-        self.tagged = tagged
-        self.expected = "an array of [key, value] pairs" if mode == "pairs" else "an object"
+    @property
+    def expected(self) -> str:
+        return "an array of [key, value] pairs" if self.mode == "pairs" else "an object"
 
     def encode(self, value: object) -> JSONValue:
         if not isinstance(value, Mapping):
@@ -689,14 +665,13 @@ def _decode_at(decode: Callable[[object], object], pair: list[JSONValue], positi
         raise
 
 
+@dataclass(frozen=True, slots=True)
 class OpenCodec:
     """``object``, ``Any``, ``JSONValue``, unbound type variables: the value says what it is."""
 
-    __slots__ = ("tagged",)
-    expected = "any value"
+    tagged: Tagged
 
-    def __init__(self, tagged: Tagged) -> None:
-        self.tagged = tagged
+    expected = "any value"
 
     def encode(self, value: object) -> JSONValue:
         return self.tagged.encode_open(value)

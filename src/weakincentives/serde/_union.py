@@ -12,27 +12,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import assert_never, cast
 
+from weakincentives.serde import _nodes
 from weakincentives.serde._convert import Converter, choices_text, resolved
 from weakincentives.serde._failure import _ConversionError, describe, key_segment
-from weakincentives.serde._nodes import (
-    AnyNode,
-    ArrayNode,
-    BoolNode,
-    ChoiceNode,
-    DataclassNode,
-    DecimalNode,
-    MapNode,
-    Node,
-    NoneNode,
-    NumberNode,
-    PathNode,
-    Scalar,
-    StrNode,
-    TemporalNode,
-    TupleNode,
-    UnionNode,
-    UUIDNode,
-)
+from weakincentives.serde._nodes import Node, Scalar
 
 __all__ = ["tagged_union_converter", "union_converter"]
 
@@ -144,27 +127,27 @@ def tagged_union_converter(
 def _accepted(node: Node) -> tuple[tuple[type, ...], tuple[type, ...]]:
     """JSON types a node takes as they are, and those it takes by widening."""
     match node:
-        case AnyNode():
+        case _nodes.AnyNode():
             return _JSON_TYPES, ()
-        case NoneNode():
+        case _nodes.NoneNode():
             return (type(None),), ()
-        case BoolNode():
+        case _nodes.BoolNode():
             return (bool,), ()
-        case NumberNode(kind="int"):
+        case _nodes.NumberNode(kind="int"):
             return (int,), (float,)
-        case NumberNode():
+        case _nodes.NumberNode():
             return (float,), (int,)
-        case DecimalNode():
+        case _nodes.DecimalNode():
             return (str,), (int, float)
-        case StrNode() | TemporalNode() | UUIDNode() | PathNode():
+        case _nodes.StrNode() | _nodes.TemporalNode() | _nodes.UUIDNode() | _nodes.PathNode():
             return (str,), ()
-        case ChoiceNode(choices=choices):
+        case _nodes.ChoiceNode(choices=choices):
             return tuple({wire.__class__ for wire, _ in choices}), ()
-        case ArrayNode() | TupleNode():
+        case _nodes.ArrayNode() | _nodes.TupleNode():
             return (list,), ()
-        case MapNode() | DataclassNode():
+        case _nodes.MapNode() | _nodes.DataclassNode():
             return (dict,), ()
-        case UnionNode():
+        case _nodes.UnionNode():
             raise AssertionError("unions are flattened during reflection")
         case _:
             assert_never(node)

@@ -288,11 +288,7 @@ def _check_array(
     out: list[SchemaViolation],
     depth: int,
 ) -> None:
-    low, high = schema.get("minItems"), schema.get("maxItems")
-    if isinstance(low, int) and len(value) < low:
-        out.append(SchemaViolation(path=path, message=f"needs at least {low} items"))
-    if isinstance(high, int) and len(value) > high:
-        out.append(SchemaViolation(path=path, message=f"allows at most {high} items"))
+    _check_size(schema, len(value), path, out, bounds=("minItems", "maxItems"), unit="items")
     prefix = schema.get("prefixItems")
     positional = prefix if isinstance(prefix, list) else []
     for index, (item_schema, item) in enumerate(zip(positional, value, strict=False)):
@@ -302,14 +298,27 @@ def _check_array(
             _check(schema["items"], value[index], f"{path}[{index}]", out, depth + 1)
 
 
+def _check_size(
+    schema: Mapping[str, object],
+    size: int,
+    path: str,
+    out: list[SchemaViolation],
+    *,
+    bounds: tuple[str, str],
+    unit: str,
+) -> None:
+    """Check ``size`` against the schema's lower and upper ``bounds`` keywords."""
+    low, high = schema.get(bounds[0]), schema.get(bounds[1])
+    if isinstance(low, int) and size < low:
+        out.append(SchemaViolation(path=path, message=f"needs at least {low} {unit}"))
+    if isinstance(high, int) and size > high:
+        out.append(SchemaViolation(path=path, message=f"allows at most {high} {unit}"))
+
+
 def _check_string(
     schema: Mapping[str, object], value: str, path: str, out: list[SchemaViolation]
 ) -> None:
-    low, high = schema.get("minLength"), schema.get("maxLength")
-    if isinstance(low, int) and len(value) < low:
-        out.append(SchemaViolation(path=path, message=f"needs at least {low} characters"))
-    if isinstance(high, int) and len(value) > high:
-        out.append(SchemaViolation(path=path, message=f"allows at most {high} characters"))
+    _check_size(schema, len(value), path, out, bounds=("minLength", "maxLength"), unit="characters")
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and re.search(pattern, value) is None:
         shown = quote(pattern, TEXT_LIMIT)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from weakincentives.prompt import HostedTool
+from weakincentives.tools._status import overall_status
 from weakincentives.tools._validation import (
     ConfigProblem,
     domain_tuple_problems,
@@ -163,10 +164,7 @@ class CodeInterpreterResult:
     @property
     def status(self) -> CodeInterpreterStatus:
         """``completed`` if every execution completed, ``failed`` if none did, else ``partial``."""
-        completed = sum(run.status == "completed" for run in self.executions)
-        if completed == len(self.executions):
-            return "completed"
-        return "failed" if completed == 0 else "partial"
+        return overall_status([run.status for run in self.executions])
 
 
 def code_interpreter_tool(

@@ -9,6 +9,7 @@ from typing import Final, Literal, get_args
 
 from weakincentives.prompt import HostedTool
 from weakincentives.tools._country_codes import COMMON_MISTAKES, ISO_3166_ALPHA2
+from weakincentives.tools._status import overall_status
 from weakincentives.tools._validation import (
     ConfigProblem,
     domain_tuple_problems,
@@ -201,10 +202,7 @@ class WebSearchResult:
     @property
     def status(self) -> WebSearchStatus:
         """``completed`` if every call completed, ``failed`` if none did, else ``partial``."""
-        completed = sum(call.status == "completed" for call in self.calls)
-        if completed == len(self.calls):
-            return "completed"
-        return "failed" if completed == 0 else "partial"
+        return overall_status([call.status for call in self.calls])
 
 
 def web_search_tool(
