@@ -28,7 +28,8 @@ several; the table gives each framework's figure and its ratio to the floor.
   Floor: the compiled Jinja2 template of the same text.
 
 Needs the ``bench`` and ``bench-peers`` extras: ``pip install -e '.[bench,bench-peers]'``,
-then ``.venv/bin/python benchmarks/bench_peers.py``.
+then ``.venv/bin/python benchmarks/bench_peers.py``; ``--rows validation,memory`` runs only
+those rows (groups: loop, http, concurrency, memory, schema, validation, render).
 """
 
 import asyncio
@@ -785,15 +786,27 @@ def table(rows: list[Row]) -> Iterator[str]:
         yield f"| {row.name} | {row.unit} | " + " | ".join(cells) + " |"
 
 
-async def main() -> None:
-    process, base_url = start_server()
-    try:
-        rows = [await loop_cost(), *await http_and_stream(base_url), await concurrency()]
-    finally:
-        process.kill()
-        process.wait()
-    rows += await memory()
-    rows += [schema_row(), validation_row(), render_row()]
+ROWS = ("loop", "http", "concurrency", "memory", "schema", "validation", "render")
+"""Row groups ``--rows`` selects (``http`` is the http and stream rows, one server)."""
+
+
+async def main(selected: frozenset[str]) -> None:
+    rows: list[Row] = []
+    if selected & {"loop", "http", "concurrency"}:
+        process, base_url = start_server()
+        try:
+            if "loop" in selected:
+                rows.append(await loop_cost())
+            if "http" in selected:
+                rows += await http_and_stream(base_url)
+            if "concurrency" in selected:
+                rows.append(await concurrency())
+        finally:
+            process.kill()
+            process.wait()
+    if "memory" in selected:
+        rows += await memory()
+    rows += [row() for name, row in SYNC_ROWS if name in selected]
     print(
         f"pydantic-ai {pydantic_ai.__version__ if hasattr(pydantic_ai, '__version__') else '?'}, "
         f"openai-agents {agents.__version__}, pydantic {pydantic.VERSION}"
@@ -802,8 +815,21 @@ async def main() -> None:
         print(line)
 
 
+SYNC_ROWS = (("schema", schema_row), ("validation", validation_row), ("render", render_row))
+
+
+def chosen(argv: list[str]) -> frozenset[str]:
+    """The row groups named by ``--rows a,b`` (every group without it)."""
+    if "--rows" not in argv:
+        return frozenset(ROWS)
+    names = frozenset(argv[argv.index("--rows") + 1].split(","))
+    if unknown := names - set(ROWS):
+        raise SystemExit(f"unknown rows {sorted(unknown)}; choose from {', '.join(ROWS)}")
+    return names
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         serve()
     else:
-        asyncio.run(main())
+        asyncio.run(main(chosen(sys.argv[1:])))
