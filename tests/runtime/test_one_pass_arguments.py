@@ -44,10 +44,9 @@ from weakincentives.runtime import (
     ToolInvoked,
     execute_tool_call,
 )
-from weakincentives.runtime._arguments import UNPARSED, parse_text
 from weakincentives.runtime._events import _ARGUMENTS_SLOT, ArgumentsText, make_tool_invoked
 from weakincentives.runtime._steps import PreparedCall, finish, invoke, prepare_in_two_steps
-from weakincentives.serde import JSONValue, dump, dump_document, load_document
+from weakincentives.serde import JSONValue, dump, dump_document, load_document, parse_json
 
 WHEN = datetime(2026, 2, 3, 4, 5, 6, tzinfo=UTC)
 
@@ -192,7 +191,8 @@ class TestTheOnePass:
 
     def test_text_the_one_pass_refuses_takes_the_two_steps(self) -> None:
         """Blank text is no JSON to parse_json, and the empty object to the two steps."""
-        assert parse_text(Search, " ") is UNPARSED
+        with pytest.raises(ParseError, match="invalid JSON"):
+            parse_json(Search, " ")
         execution = _one_pass(_tool_for(Search), " ")
         assert execution.result.message == (
             "Invalid arguments for tool 'echo': expected a value (required field), got nothing "

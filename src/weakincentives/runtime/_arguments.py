@@ -1,8 +1,8 @@
 """Decoding and parsing a tool call's arguments: untrusted JSON text from the model.
 
-Text is first given to :func:`parse_text`, ``parse_json``'s one pass; whatever it
-does not accept takes the two steps, :func:`decode_arguments` then ``parse``, which
-decide the same way and word every failure for the model.
+The runtime first gives JSON text to ``serde.parse_json`` (its one pass); whatever
+that refuses takes the two steps, :func:`decode_arguments` then ``parse``, which
+decide the same way and word every failure for the model (``runtime/_steps.py``).
 
 Decoding never raises: text that is not acceptable JSON (see
 :func:`weakincentives.serde.loads`: nesting past ``MAX_JSON_DEPTH``, ``NaN``,
@@ -23,33 +23,9 @@ from typing import Any
 from weakincentives._bounded import clip
 from weakincentives._exports import defining_module
 from weakincentives.errors import ParseError, SerdeError
-from weakincentives.serde import JSONValue, loads, parse, parse_json
+from weakincentives.serde import JSONValue, loads, parse
 
-__all__ = [
-    "UNPARSED",
-    "copy_json",
-    "decode_arguments",
-    "field_problems",
-    "fresh_copy",
-    "parse_text",
-]
-
-UNPARSED = object()
-"""What :func:`parse_text` returns when the two steps must decide."""
-
-
-def parse_text(params_type: type[Any], text: str) -> object:
-    """The params parsed from JSON ``text`` in one pass, or :data:`UNPARSED`.
-
-    A value is exactly what decoding and then parsing would give (``parse_json``'s
-    promise, cross-checked by tests). On any refusal the caller takes the two steps,
-    which refuse it again and say why in the model's terms: the failure path pays
-    twice, the common one once.
-    """
-    try:
-        return parse_json(params_type, text)
-    except SerdeError:
-        return UNPARSED
+__all__ = ["copy_json", "decode_arguments", "field_problems", "fresh_copy"]
 
 
 def decode_arguments(arguments: str | Mapping[str, JSONValue]) -> tuple[JSONValue, str | None]:

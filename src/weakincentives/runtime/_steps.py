@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 import weakincentives._tracing as tracing
 from weakincentives._bounded import clip, exception_text, listing, quote
 from weakincentives._direct import direct_constructor
-from weakincentives.errors import ParseError, ToolValidationError
+from weakincentives.errors import ParseError, SerdeError, ToolValidationError
 from weakincentives.prompt import (
     ExecutionScope,
     Tool,
@@ -40,15 +40,9 @@ from weakincentives.prompt import (
     ToolInvocationContext,
     ToolResult,
 )
-from weakincentives.runtime._arguments import (
-    UNPARSED,
-    decode_arguments,
-    field_problems,
-    fresh_copy,
-    parse_text,
-)
+from weakincentives.runtime._arguments import decode_arguments, field_problems, fresh_copy
 from weakincentives.runtime._events import ArgumentsText, ToolInvoked, make_tool_invoked
-from weakincentives.serde import JSONValue, detached, parse, shares_input
+from weakincentives.serde import JSONValue, detached, parse, parse_json, shares_input
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -177,9 +171,10 @@ def prepare(
 ) -> PreparedCall:
     """Find the tool, parse the arguments, build the context; or fail the call.
 
-    JSON text is parsed in one pass (:func:`parse_text`) and recorded as the text
-    itself; whatever that pass does not accept, and mapping arguments, take
-    :func:`prepare_in_two_steps`, which decides and words every failure.
+    JSON text is parsed in one pass (``serde.parse_json``, whose value is exactly what
+    decoding and then parsing give) and recorded as the text itself. Text it refuses,
+    and mapping arguments, take :func:`prepare_in_two_steps`, which decides (blank text
+    is ``{}`` there) and words every failure.
     """
     started = scope.clock()
     rendered = scope.rendered_prompt
@@ -192,10 +187,14 @@ def prepare(
     state = PreparedCall(started, tool, _call_span(call, tool, scope))
     text = call.arguments
     if tool is not None and tool.handler is not None and isinstance(text, str):
-        params = parse_text(tool.spec.params_type, text)
-        if params is not UNPARSED:
+        try:
+            # Called here, not through a helper: this is the whole cost of a valid call's
+            # decoding and validation (benchmarks/bench_peers.py's validation row).
+            state.params = parse_json(tool.spec.params_type, text)
+        except SerdeError:
+            pass  # the two steps decide, and word a failure in the model's terms
+        else:
             state.arguments = ArgumentsText(text)
-            state.params = params
             _ready(state, call, scope, tool, retry_count)
             return state
     prepare_in_two_steps(state, call, scope, tools, retry_count)
