@@ -1,4 +1,8 @@
-"""Decoding a tool call's arguments: untrusted JSON text from the model.
+"""Decoding and parsing a tool call's arguments: untrusted JSON text from the model.
+
+The runtime first gives JSON text to ``serde.parse_json`` (its one pass); whatever
+that refuses takes the two steps, :func:`decode_arguments` then ``parse``, which
+decide the same way and word every failure for the model (``runtime/_steps.py``).
 
 Decoding never raises: text that is not acceptable JSON (see
 :func:`weakincentives.serde.loads`: nesting past ``MAX_JSON_DEPTH``, ``NaN``,

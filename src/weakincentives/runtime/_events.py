@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import MappingProxyType
-from typing import Any, Literal, Protocol, runtime_checkable
+from types import MappingProxyType, MemberDescriptorType
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 from uuid import UUID
 
+from weakincentives._direct import direct_constructor
 from weakincentives.errors import EvaluationPhase
 from weakincentives.prompt import SectionPath, SectionVisibility, ToolResult
 from weakincentives.runtime._fieldwise import FieldwiseSum
@@ -16,6 +18,7 @@ from weakincentives.serde import DocumentKind, JSONValue
 
 __all__ = [
     "EVENT_DOCUMENT",
+    "ArgumentsText",
     "FailurePhase",
     "OutputRejected",
     "PromptExecuted",
@@ -26,6 +29,7 @@ __all__ = [
     "TokenUsage",
     "ToolInvoked",
     "ToolTelemetry",
+    "make_tool_invoked",
 ]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -94,7 +98,12 @@ class ToolInvoked:
     """The tool name the model called (which may not exist)."""
     call_id: str
     arguments: JSONValue
-    """The arguments as the model sent them (decoded JSON, or the raw text if undecodable)."""
+    """The arguments as the model sent them (decoded JSON, or the raw text if undecodable).
+
+    A call whose JSON text parsed keeps only that text (the very string its ``ToolCall``
+    holds) and decodes it on every read, so each read is a new value nothing else
+    holds; equality, ``repr``, ``dataclasses.replace`` and stored documents all see the
+    decoded JSON (see :class:`ArgumentsText`)."""
     params: object
     """The parsed params dataclass; None when the arguments did not parse."""
     result: ToolResult[Any]
@@ -118,6 +127,51 @@ class ToolInvoked:
     def success(self) -> bool:
         """Whether the tool reported success."""
         return self.result.success
+
+
+class ArgumentsText:
+    """JSON text a call's params were parsed from, stored as its ``ToolInvoked.arguments``.
+
+    The runtime keeps the text instead of a second, decoded copy of it (the parsed params
+    are the first): the event's ``arguments`` decodes it on each read. Only text that
+    :func:`~weakincentives.serde.loads` accepts is ever wrapped, so reading never fails,
+    and the C decoder alone gives the same value.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+make_tool_invoked = direct_constructor(ToolInvoked)
+"""Builds an event from checked values, without the frozen ``__init__`` (``_direct.py``);
+``arguments`` may be an :class:`ArgumentsText`. Made before ``arguments`` becomes the
+property below: it stores through the slot itself."""
+
+_ARGUMENTS_SLOT = cast(MemberDescriptorType, ToolInvoked.__dict__["arguments"])
+
+
+def _read_arguments(event: ToolInvoked) -> JSONValue:
+    stored = _ARGUMENTS_SLOT.__get__(event, ToolInvoked)
+    if stored.__class__ is ArgumentsText:
+        decoded: JSONValue = json.loads(stored.text)
+        return decoded
+    return cast(JSONValue, stored)
+
+
+_ARGUMENTS_DOC = (
+    "The arguments as the model sent them (decoded JSON, or the raw text if undecodable)."
+)
+
+# The field stays a dataclass field (constructor keyword, fields(), replace, eq, repr,
+# pickling, stored documents): only reading it goes through the text. Writing still
+# stores into the slot, so the frozen __init__ and object.__setattr__ work unchanged.
+setattr(  # noqa: B010  # a property over the slot, installed after the class is built
+    ToolInvoked,
+    "arguments",
+    property(_read_arguments, _ARGUMENTS_SLOT.__set__, doc=_ARGUMENTS_DOC),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 import weakincentives._tracing as tracing
 from weakincentives._bounded import clip, exception_text, listing, quote
 from weakincentives._direct import direct_constructor
-from weakincentives.errors import ParseError, ToolValidationError
+from weakincentives.errors import ParseError, SerdeError, ToolValidationError
 from weakincentives.prompt import (
     ExecutionScope,
     Tool,
@@ -41,8 +41,8 @@ from weakincentives.prompt import (
     ToolResult,
 )
 from weakincentives.runtime._arguments import decode_arguments, field_problems, fresh_copy
-from weakincentives.runtime._events import ToolInvoked
-from weakincentives.serde import JSONValue, detached, parse, shares_input
+from weakincentives.runtime._events import ArgumentsText, ToolInvoked, make_tool_invoked
+from weakincentives.serde import JSONValue, detached, parse, parse_json, shares_input
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -54,6 +54,7 @@ __all__ = [
     "finish",
     "invoke",
     "prepare",
+    "prepare_in_two_steps",
     "run_here",
 ]
 
@@ -138,8 +139,9 @@ class PreparedCall:
         self.tool = tool
         self.span = span
         """The call's ``execute_tool`` span (None when tracing is off)."""
-        self.arguments: JSONValue = None
-        """What the model sent, decoded, as recorded on the event (never the handler's copy)."""
+        self.arguments: JSONValue | ArgumentsText = None
+        """What the model sent, as recorded on the event (never the handler's copy): decoded
+        JSON, or the text the params were parsed from, which the event decodes on read."""
         self.params: object = None
         """The params the handler gets."""
         self.recorded_params: object = None
@@ -157,7 +159,7 @@ class PreparedCall:
 # Every call builds these from values already checked: skip their frozen __init__.
 _make_invocation = direct_constructor(ToolInvocationContext)
 _make_context = direct_constructor(ToolContext)
-_make_event = direct_constructor(ToolInvoked)
+_make_event = make_tool_invoked  # ToolInvoked.arguments is a property over its slot
 _make_execution = direct_constructor(ToolExecution)
 
 
@@ -167,7 +169,13 @@ def prepare(
     tools: Sequence[Tool[Any, Any]] | Mapping[str, Tool[Any, Any]] | None,
     retry_count: int = 0,
 ) -> PreparedCall:
-    """Find the tool, decode and parse the arguments, build the context; or fail the call."""
+    """Find the tool, parse the arguments, build the context; or fail the call.
+
+    JSON text is parsed in one pass (``serde.parse_json``, whose value is exactly what
+    decoding and then parsing give) and recorded as the text itself. Text it refuses,
+    and mapping arguments, take :func:`prepare_in_two_steps`, which decides (blank text
+    is ``{}`` there) and words every failure.
+    """
     started = scope.clock()
     rendered = scope.rendered_prompt
     if tools is None:
@@ -177,42 +185,82 @@ def prepare(
     else:
         tool = next((candidate for candidate in tools if candidate.name == call.name), None)
     state = PreparedCall(started, tool, _call_span(call, tool, scope))
+    text = call.arguments
+    if tool is not None and tool.handler is not None and isinstance(text, str):
+        try:
+            # Called here, not through a helper: this is the whole cost of a valid call's
+            # decoding and validation (benchmarks/bench_peers.py's validation row).
+            state.params = parse_json(tool.spec.params_type, text)
+        except SerdeError:
+            pass  # the two steps decide, and word a failure in the model's terms
+        else:
+            state.arguments = ArgumentsText(text)
+            _ready(state, call, scope, tool, retry_count)
+            return state
+    prepare_in_two_steps(state, call, scope, tools, retry_count)
+    return state
+
+
+def prepare_in_two_steps(
+    state: PreparedCall,
+    call: ToolCall,
+    scope: ExecutionScope,
+    tools: Sequence[Tool[Any, Any]] | Mapping[str, Tool[Any, Any]] | None,
+    retry_count: int = 0,
+) -> None:
+    """Decode the arguments, then parse them (or fail the call): the reference path.
+
+    :func:`prepare` comes here whenever its one pass gives up, so every failure report
+    (what the model reads, the recorded arguments, the exception) is this function's.
+    """
+    tool = state.tool
     arguments, problem = decode_arguments(call.arguments)
     state.arguments = arguments
     if tool is None:
+        rendered = scope.rendered_prompt
         available = tools if tools is not None else (rendered.tools if rendered else ())
         names = [item if isinstance(item, str) else item.name for item in available]
         named = listing(names, limit=_TOOLS_LISTED) or "none"
         state.fail(f"Unknown tool {quote(call.name, _NAME_LIMIT)}. Available tools: {named}.")
-        return state
+        return
     if tool.handler is None:
         state.fail(f"Tool {tool.name!r} cannot run: it has no handler.")
-        return state
+        return
     if problem is not None:
         state.fail(f"Invalid arguments for tool {tool.name!r}: {problem}.")
-        return state
+        return
     spec = tool.spec
     try:
         state.params = parse(spec.params_type, arguments)
     except ParseError as exc:
         logger.info("rejected arguments for tool %r: %s", tool.name, exc.message)
         state.fail(_invalid_arguments(tool.name, spec.params_type, arguments, exc), exc)
-        return state
-    invocation = _make_invocation(
-        invocation_id=call.call_id,
-        timestamp=started,
-        retry_count=retry_count,
-        parent_message_id=call.parent_message_id,
-    )
-    state.context = _make_context(scope=scope, tool=tool, invocation=invocation)
+        return
     # The handler may change its params' dicts and lists; the record keeps what was sent.
     # Parsing builds typed containers anew, so only params that hold raw JSON (Any,
     # JSONValue fields) can share the record's containers and need a copy.
     if shares_input(spec.params_type):
         state.arguments = fresh_copy(call.arguments, arguments)
-    # Likewise the recorded params: a copy only when the params hold a list or a dict.
+    _ready(state, call, scope, tool, retry_count)
+
+
+def _ready(
+    state: PreparedCall,
+    call: ToolCall,
+    scope: ExecutionScope,
+    tool: Tool[Any, Any],
+    retry_count: int,
+) -> None:
+    """Build the handler's context and the params to record, once the params parsed."""
+    invocation = _make_invocation(
+        invocation_id=call.call_id,
+        timestamp=state.started,
+        retry_count=retry_count,
+        parent_message_id=call.parent_message_id,
+    )
+    state.context = _make_context(scope=scope, tool=tool, invocation=invocation)
+    # The recorded params are a copy only when the params hold a list or a dict.
     state.recorded_params = detached(state.params)
-    return state
 
 
 def _invalid_arguments(
