@@ -366,6 +366,27 @@ def test_missing_params_from_evaluate_name_evaluate() -> None:
     )
 
 
+class TestUnknownKeywords:
+    """A misspelt keyword is refused under the name of the method the user called."""
+
+    def test_evaluate_names_itself(self) -> None:
+        """Sync: refused before anything runs, no turn taken."""
+        adapter = OfflineAdapter([ScriptedTurn(text="x")])
+        with pytest.raises(
+            TypeError, match=r"^evaluate\(\) got an unexpected keyword argument 'dedline'$"
+        ):
+            adapter.evaluate(prompt(), dedline=None)  # type: ignore[call-arg]  # under test
+        assert adapter.evaluate(prompt()).text == "x"
+
+    def test_evaluate_async_names_itself(self) -> None:
+        """Async: the first unknown keyword in sorted order is named."""
+        adapter = OfflineAdapter([ScriptedTurn(text="x")])
+        with pytest.raises(
+            TypeError, match=r"^evaluate_async\(\) got an unexpected keyword argument 'a'$"
+        ):
+            asyncio.run(adapter.evaluate_async(prompt(), b=1, a=2))  # type: ignore[call-arg]
+
+
 @dataclass(frozen=True)
 class Goal:
     goal: str

@@ -215,13 +215,14 @@ class TestIteration:
         assert response.evaluation_id == "ev-7"
 
     def test_steps_is_not_a_stream_option(self) -> None:
-        """A stream runs its steps in process: steps= is refused when it starts."""
-        stream = OfflineAdapter([ScriptedTurn(text="Hi")]).stream(
-            owner_prompt(),
-            steps=IN_PROCESS,  # type: ignore[call-arg]  # the refusal under test
-        )
-        with pytest.raises(TypeError, match="multiple values for keyword argument 'steps'"):
-            list(stream)
+        """A stream runs its steps in process: steps= is refused at the call, by name."""
+        with pytest.raises(
+            TypeError, match=r"^stream\(\) got an unexpected keyword argument 'steps'$"
+        ):
+            OfflineAdapter([ScriptedTurn(text="Hi")]).stream(
+                owner_prompt(),
+                steps=IN_PROCESS,  # type: ignore[call-arg]  # the refusal under test
+            )
 
     def test_a_bus_that_cannot_be_subscribed_to_is_refused(self) -> None:
         """A publisher without subscribe cannot feed a stream."""

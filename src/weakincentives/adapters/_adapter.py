@@ -73,6 +73,20 @@ class EvaluateOptions(TypedDict, total=False):
     evaluation_id: str | None
 
 
+_EVALUATE_KEYWORDS = EvaluateOptions.__required_keys__ | EvaluateOptions.__optional_keys__
+
+
+def _check_keywords(method: str, options: Mapping[str, object]) -> None:
+    """Refuse a keyword ``method`` does not take, naming the method the caller called.
+
+    The options travel as ``**options``, so Python's own check would only fire later,
+    inside a private function, under its name.
+    """
+    unknown = sorted(options.keys() - _EVALUATE_KEYWORDS)
+    if unknown:
+        raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
+
+
 class ResumeOptions(TypedDict, total=False):
     """The keyword arguments of ``resume`` (described at :meth:`Adapter.resume_async`)."""
 
@@ -125,6 +139,7 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         **options: Unpack[EvaluateOptions],
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` and wait for the response; see :meth:`evaluate_async`."""
+        _check_keywords("evaluate", options)
         return run_sync(self.evaluate_async(prompt, *params, steps=steps, **options))
 
     async def evaluate_async[OutputT](
@@ -151,6 +166,7 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         ``steps`` runs every step (request, tool call, approval) elsewhere: the seam a
         Temporal workflow uses (``weakincentives.temporal``); not together with ``store``.
         """
+        _check_keywords("evaluate_async", options)
         return await self._evaluate(self._launch(), prompt, params, steps=steps, **options)
 
     def stream[OutputT](
@@ -170,6 +186,7 @@ class Adapter[ProviderT: Provider[Any, Any]](Closing, AsyncClosing):
         evaluation. Each request waits while more than ``max_buffered`` events are
         unread. ``bus`` must be an ``EventBus`` (the stream subscribes to it).
         """
+        _check_keywords("stream", options)
         as_prompt = _as_prompt(prompt)
         given_id = options.get("evaluation_id")
         chosen_id = given_id if given_id is not None else self._settings.new_id()
