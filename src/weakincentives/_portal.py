@@ -9,11 +9,17 @@ synchronous caller submits to it and waits.
 From inside that loop's own thread (a handler that opted out of worker threads and
 calls ``evaluate``), waiting would deadlock, so the coroutine then runs on a
 short-lived helper thread with a loop of its own.
+
+The loop's thread is a daemon, so it never keeps a process alive; at interpreter exit
+the work still running on it (an evaluation whose caller was interrupted and gave up)
+is cancelled and given ``EXIT_GRACE`` seconds to finish its cleanup, instead of being
+destroyed mid-flight.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import contextvars
@@ -21,7 +27,10 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["run_sync"]
+__all__ = ["EXIT_GRACE", "run_sync"]
+
+EXIT_GRACE = 2.0
+"""Seconds the shared loop's cancelled tasks get to finish at interpreter exit."""
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -43,8 +52,30 @@ def _portal_loop() -> asyncio.AbstractEventLoop:
             thread = threading.Thread(target=serve, name="weakincentives-loop", daemon=True)
             thread.start()
             ready.wait()
+            if _loop is None:  # the first loop of this process: drain at exit from now on
+                atexit.register(_drain_at_exit)
             _loop, _thread = loop, thread
         return _loop
+
+
+def _drain_at_exit() -> None:
+    """Cancel the tasks still on the shared loop and wait (bounded) until they end."""
+    loop, thread = _loop, _thread
+    if loop is None or thread is None or not thread.is_alive():
+        return
+    drained = asyncio.run_coroutine_threadsafe(_cancel_all(), loop)
+    with contextlib.suppress(concurrent.futures.TimeoutError):
+        drained.result(timeout=EXIT_GRACE)
+
+
+async def _cancel_all() -> None:
+    current = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not current]
+    for task in pending:
+        if not task.cancelling():  # one already cancelled is running its cleanup: let it
+            task.cancel()
+    if pending:
+        await asyncio.wait(pending)
 
 
 def run_sync[T](coroutine: Coroutine[Any, Any, T]) -> T:

@@ -173,9 +173,8 @@ class Transcript:
     def _show(self, event: ToolInvoked, *, depth: int) -> None:
         indent = "  " + _STEP * depth
         mark = "ok " if event.success else "ERR"
-        arguments = (
-            json.dumps(event.arguments) if not isinstance(event.arguments, str) else event.arguments
-        )
+        sent = event.arguments  # read once: a parsed call's arguments decode on each read
+        arguments = json.dumps(sent) if not isinstance(sent, str) else sent
         self.line(f"{indent}[{mark}] {event.name}({arguments})")
         reply = event.result.model_content().replace("\n", " ")
         if len(reply) > _MAX_REPLY:
