@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.child_signals import FRESH_SIGINT
+
 CHILD = r"""
 import asyncio, signal, sys, threading
 
@@ -35,7 +37,7 @@ except KeyboardInterrupt:
 
 def _run(cleanup_seconds: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", CHILD, str(cleanup_seconds)],
+        [sys.executable, "-c", FRESH_SIGINT + CHILD, str(cleanup_seconds)],
         capture_output=True,
         text=True,
         timeout=60,

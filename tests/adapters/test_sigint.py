@@ -18,6 +18,8 @@ import time
 
 import pytest
 
+from tests.child_signals import FRESH_SIGINT
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 CHILD = r"""
@@ -99,7 +101,7 @@ class _Lines:
 def test_sigint_interrupts_a_sync_evaluate_within_a_second(where: str) -> None:
     """The main thread's KeyboardInterrupt reaches the caller of evaluate at once."""
     process = subprocess.Popen(
-        [sys.executable, "-c", CHILD, where],
+        [sys.executable, "-c", FRESH_SIGINT + CHILD, where],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
