@@ -68,7 +68,9 @@ def run_ours(
     common: dict[str, Any] = {
         "model": "local",
         "api_key": "local",
-        "max_retries": 0,
+        # The SDK's default retries (2), as the peers' clients have: with none, three
+        # streaming runs of 2026-11-26 failed on their first attempt when llama-server
+        # closed the connection without a response.
         "timeout": 900.0,
         "stream": task.stream,
         "request_options": {"temperature": 0},
