@@ -161,6 +161,30 @@ class TestEmptyAnswers:
             "the response format asks for (this is your last try)."
         )
 
+    def test_with_recovery_an_empty_tool_block_is_an_empty_answer(self) -> None:
+        """Text prompt: ``<tools></tools>`` (a small model's call it never made) goes back."""
+        text_prompt = Prompt(
+            ns="flow", key="text", sections=[MarkdownSection(title="T", template="Hi")]
+        )
+        turns = [ScriptedTurn(text="<tools></tools>"), ScriptedTurn(text="All good.")]
+        adapter = evaluate(turns, LoopSettings(recover_text_tool_calls=True))
+        assert adapter.evaluate(text_prompt).text == "All good."
+        feedback = adapter.provider.requests[1].history[-1]
+        assert isinstance(feedback, FeedbackMessage)
+        assert feedback.text == (
+            "Your reply was empty: it had no text and no tool call. Reply with your answer "
+            "(this is your last try)."
+        )
+
+    def test_without_recovery_an_empty_tool_block_is_text(self) -> None:
+        """Read as markup only where text tool calls are; otherwise the block is the answer."""
+        text_prompt = Prompt(
+            ns="flow", key="text", sections=[MarkdownSection(title="T", template="Hi")]
+        )
+        adapter = evaluate([ScriptedTurn(text="<tools></tools>")])
+        assert adapter.evaluate(text_prompt).text == "<tools></tools>"
+        assert len(adapter.provider.requests) == 1
+
     def test_empty_answers_past_the_retries_are_an_empty_answer_error(self) -> None:
         """Structured: phase parse, structured=True, and PromptFailed says why."""
         adapter = evaluate([ScriptedTurn(text="")] * 3)

@@ -21,6 +21,7 @@ from weakincentives.adapters import LoopSettings, ModelTurn
 from weakincentives.adapters._text_calls import (
     RECOVERED_FORMAT,
     HeldText,
+    holds_only_empty_markup,
     recover_text_calls,
     with_recovered_calls,
 )
@@ -35,6 +36,40 @@ LISBON = {"city": "Lisbon"}
 def recovered(text: str) -> list[tuple[str, Any]]:
     found = recover_text_calls(text, OFFERED, id_prefix="t")
     return [(call.name, json.loads(call.arguments)) for call in found.calls]
+
+
+class TestEmptyMarkup:
+    """A reply of empty tool-call blocks only is wordless, like an empty reply."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "<tools></tools>",
+            " <tool_call>\n</tool_call>\n",
+            "```json\n```",
+            "``` tool_call ```",
+            "<tools></tools>\n<tool_call> </tool_call>",
+        ],
+    )
+    def test_empty_blocks_alone_are_wordless(self, text: str) -> None:
+        assert holds_only_empty_markup(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "",
+            "   ",
+            "All good.",
+            "<tools>x</tools>",
+            "Checking. <tools></tools>",
+            "<tool_call></tools>",
+            "```\n```done",
+            "```" + " " * 50_000 + "x",  # a long run the block pattern must not backtrack over
+            "<tools></tools>" + " " * 100_000,  # past the searched length
+        ],
+    )
+    def test_anything_else_is_not(self, text: str) -> None:
+        assert not holds_only_empty_markup(text)
 
 
 class TestRecoveringCalls:

@@ -50,7 +50,11 @@ from weakincentives.adapters._structured import (
     parse_structured_output,
 )
 from weakincentives.adapters._telemetry import EvaluationSpans
-from weakincentives.adapters._text_calls import HeldText, with_recovered_calls
+from weakincentives.adapters._text_calls import (
+    HeldText,
+    holds_only_empty_markup,
+    with_recovered_calls,
+)
 from weakincentives.adapters._tool_round import CallLedger, RoundResult, run_tool_round
 from weakincentives.adapters._turns import (
     AssistantMessage,
@@ -526,9 +530,13 @@ class Evaluation[RequestT, ReplyT, OutputT]:
         """The final answer: the parsed output (None for a text prompt).
 
         An answer with no text at all (no refusal, no hosted-tool items either) is an
-        ``EmptyAnswerError``, which goes back to the model like an answer that does not fit.
+        ``EmptyAnswerError``, which goes back to the model like an answer that does not fit;
+        with ``recover_text_tool_calls``, so is one of empty tool-call blocks only.
         """
-        if not (turn.text.strip() or turn.refusal or turn.untranslatable):
+        wordless = not turn.text.strip() or (
+            self._settings.recover_text_tool_calls and holds_only_empty_markup(turn.text)
+        )
+        if wordless and not (turn.refusal or turn.untranslatable):
             raise EmptyAnswerError(
                 prompt_name=self._prompt.name, structured=render.schema is not None
             )

@@ -38,6 +38,7 @@ __all__ = [
     "HeldText",
     "RecoveredCall",
     "RecoveredCalls",
+    "holds_only_empty_markup",
     "recover_text_calls",
     "with_recovered_calls",
 ]
@@ -54,6 +55,10 @@ _FENCE = re.compile(r"```[ \t]*(?:json|tool_call|tool_code)?[ \t]*\r?\n(.*?)```"
 _TAGS = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _OPENERS = ("```", "<tool_call>")
 _LONGEST_OPENER = max(len(opener) for opener in _OPENERS)
+_EMPTY_BLOCK = re.compile(
+    r"<(tool_call|tools)>\s*+</\1>|```(?:[ \t]*+(?:json|tool_call|tool_code))?\s*+```"
+)
+"""An empty tool-call block; possessive runs, so no input makes the search backtrack."""
 _MAX_TEXT = 100_000
 """Longer replies are not searched (a model does not write a call that long)."""
 
@@ -127,6 +132,18 @@ def with_recovered_calls(
         for call in recovered.calls
     )
     return replace(turn, text=recovered.text, tool_calls=calls, raw_format=RECOVERED_FORMAT)
+
+
+def holds_only_empty_markup(text: str) -> bool:
+    """True when ``text`` is empty tool-call blocks and nothing else (``<tools></tools>``).
+
+    Small models write such a block (tags or an empty code fence) when they mean a call
+    and make none: a reply with no call and no words, like an empty one.
+    """
+    if len(text) > _MAX_TEXT:
+        return False
+    rest, blocks = _EMPTY_BLOCK.subn("", text)
+    return blocks > 0 and not rest.strip()
 
 
 def _candidates(text: str) -> Iterator[tuple[int, int, str]]:
