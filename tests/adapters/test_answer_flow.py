@@ -49,6 +49,11 @@ def prompt(*, tools: bool = True) -> Prompt[Answer]:
     return Prompt[Answer](ns="flow", key="answer", sections=[section])
 
 
+def text_prompt() -> Prompt[None]:
+    """A prompt whose answer is text, without tools."""
+    return Prompt(ns="flow", key="text", sections=[MarkdownSection(title="T", template="Hi")])
+
+
 def evaluate(
     turns: list[ScriptedTurn], settings: LoopSettings | None = None
 ) -> Adapter[OfflineModel]:
@@ -163,12 +168,9 @@ class TestEmptyAnswers:
 
     def test_with_recovery_an_empty_tool_block_is_an_empty_answer(self) -> None:
         """Text prompt: ``<tools></tools>`` (a small model's call it never made) goes back."""
-        text_prompt = Prompt(
-            ns="flow", key="text", sections=[MarkdownSection(title="T", template="Hi")]
-        )
         turns = [ScriptedTurn(text="<tools></tools>"), ScriptedTurn(text="All good.")]
         adapter = evaluate(turns, LoopSettings(recover_text_tool_calls=True))
-        assert adapter.evaluate(text_prompt).text == "All good."
+        assert adapter.evaluate(text_prompt()).text == "All good."
         feedback = adapter.provider.requests[1].history[-1]
         assert isinstance(feedback, FeedbackMessage)
         assert feedback.text == (
@@ -178,11 +180,8 @@ class TestEmptyAnswers:
 
     def test_without_recovery_an_empty_tool_block_is_text(self) -> None:
         """Read as markup only where text tool calls are; otherwise the block is the answer."""
-        text_prompt = Prompt(
-            ns="flow", key="text", sections=[MarkdownSection(title="T", template="Hi")]
-        )
         adapter = evaluate([ScriptedTurn(text="<tools></tools>")])
-        assert adapter.evaluate(text_prompt).text == "<tools></tools>"
+        assert adapter.evaluate(text_prompt()).text == "<tools></tools>"
         assert len(adapter.provider.requests) == 1
 
     def test_empty_answers_past_the_retries_are_an_empty_answer_error(self) -> None:
@@ -196,10 +195,7 @@ class TestEmptyAnswers:
 
     def test_with_retries_off_an_empty_text_answer_fails_at_once(self) -> None:
         """Text prompt, output_retries=0: no second chance."""
-        text_prompt = Prompt(
-            ns="flow", key="text", sections=[MarkdownSection(title="T", template="Hi")]
-        )
         adapter = evaluate([ScriptedTurn(text="\n")], LoopSettings(output_retries=0))
         with pytest.raises(EmptyAnswerError, match="final answer was empty"):
-            adapter.evaluate(text_prompt)
+            adapter.evaluate(text_prompt())
         assert len(adapter.provider.requests) == 1

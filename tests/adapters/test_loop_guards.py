@@ -384,7 +384,7 @@ class TestUnknownKeywords:
         with pytest.raises(
             TypeError, match=r"^evaluate_async\(\) got an unexpected keyword argument 'a'$"
         ):
-            asyncio.run(adapter.evaluate_async(prompt(), b=1, a=2))  # type: ignore[call-arg]
+            asyncio.run(adapter.evaluate_async(prompt(), b=1, a=2))  # type: ignore[call-arg]  # under test
 
 
 @dataclass(frozen=True)

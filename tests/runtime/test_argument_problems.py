@@ -71,7 +71,7 @@ def test_a_constraint_only_parsing_sees_is_kept() -> None:
 
 @dataclass(frozen=True)
 class Unresolvable:
-    owner: NotDefinedAnywhere  # type: ignore[name-defined]  # noqa: F821
+    owner: NotDefinedAnywhere  # type: ignore[name-defined]  # noqa: F821 - unresolvable on purpose
 
 
 def test_annotations_that_cannot_be_resolved_leave_the_parse_error_alone() -> None:
