@@ -20,8 +20,7 @@ from tests.mcp.everything_app import PNG
 from weakincentives.adapters import OfflineAdapter, ScriptedTurn
 from weakincentives.discovery import DiscoveryError
 from weakincentives.errors import ConfigValidationError
-from weakincentives.mcp import MCPNotice, MCPToolbox
-from weakincentives.mcp._import import ImportProblem
+from weakincentives.mcp import ImportProblem, MCPNotice, MCPToolbox
 from weakincentives.runtime import InProcessEventBus, PromptRendered
 
 

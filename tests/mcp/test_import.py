@@ -8,7 +8,8 @@ import mcp.types as types
 import pytest
 
 from weakincentives.discovery import CatalogNode
-from weakincentives.mcp._import import MAX_SUMMARY_CHARS, ImportProblem, server_entries
+from weakincentives.mcp import ImportProblem
+from weakincentives.mcp._import import MAX_SUMMARY_CHARS, server_entries
 
 
 def _tool(name: str, **fields: Any) -> types.Tool:

@@ -32,6 +32,7 @@ from weakincentives.mcp._errors import (
     MCPTimeoutError as MCPTimeoutError,
 )
 from weakincentives.mcp._events import MCPNotice
+from weakincentives.mcp._import import ImportProblem
 from weakincentives.mcp._serve import build_server
 from weakincentives.mcp._servers import HttpServer, StdioServer
 from weakincentives.mcp._servers import parse_server as parse_server
@@ -40,6 +41,7 @@ from weakincentives.mcp._transports import bind_http, serve_http, serve_stdio
 
 __all__ = [
     "HttpServer",
+    "ImportProblem",
     "MCPConnectionError",
     "MCPError",
     "MCPNotice",
