@@ -212,17 +212,22 @@ def offline(*, hold: bool = False, chunk: int | None = 4) -> OfflineModel:
     return OfflineModel(responder=route, stream_chunk_size=chunk)
 
 
-def evaluation_worker(*, hold: bool = False, payload_limit: int = 2_000_000) -> EvaluationWorker:
+def evaluation_worker(
+    *, hold: bool = False, payload_limit: int = 2_000_000, heartbeats: bool = False
+) -> EvaluationWorker:
     """The worker every test serves: all the prompts, short timeouts, quick retries.
 
     Workers of one task queue must agree on everything the workflow reads, so every
-    test (and every worker process) builds its worker here.
+    test (and every worker process) builds its worker here. ``heartbeats``: attempts
+    may take an hour, and only a missing heartbeat (one second) ends a lost one.
     """
+    attempt = timedelta(hours=1) if heartbeats else timedelta(seconds=2)
     return EvaluationWorker(
         offline(hold=hold),
         prompts=[WORK, PAYOUT, FLAKY, BULKY],
-        send_timeout=timedelta(seconds=2),
-        tool_timeout=timedelta(seconds=2),
+        send_timeout=attempt,
+        tool_timeout=attempt,
+        heartbeat_timeout=timedelta(seconds=1) if heartbeats else timedelta(seconds=30),
         retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=20), maximum_attempts=4),
         payload_limit=payload_limit,
     )

@@ -222,6 +222,10 @@ class TestConfiguration:
         [
             ({"send_timeout": timedelta(0)}, "send_timeout must be a positive timedelta"),
             ({"tool_timeout": 5}, "tool_timeout must be a positive timedelta"),
+            (
+                {"heartbeat_timeout": timedelta(seconds=-1)},
+                "heartbeat_timeout must be a positive timedelta or None",
+            ),
             ({"payload_limit": 0}, "payload_limit must be a positive number of bytes"),
         ],
     )

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import TimeoutType
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
@@ -34,10 +35,13 @@ LINE_TIMEOUT = 60.0
 class WorkerProcess:
     """``worker_process.py`` in a subprocess, with its output read line by line."""
 
-    def __init__(self, address: str, task_queue: str, *, hold: bool = False) -> None:
+    def __init__(
+        self, address: str, task_queue: str, *, hold: bool = False, heartbeats: bool = False
+    ) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.temporal.worker_process", address, task_queue]
-            + (["--hold"] if hold else []),
+            + (["--hold"] if hold else [])
+            + (["--heartbeats"] if heartbeats else []),
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
@@ -130,6 +134,48 @@ def test_a_killed_worker_s_evaluation_finishes_on_another_without_repeating_call
         await replayer.replay_workflow(history)
 
     asyncio.run(replay())
+
+
+def test_a_killed_worker_s_attempt_is_lost_by_its_missing_heartbeat(
+    temporal_address: str, workers: list[WorkerProcess], tmp_path: Path
+) -> None:
+    """Attempts may take an hour; the killed one is retried a second after its last beat.
+
+    The history says why the retried attempt's predecessor ended: its heartbeat timed
+    out (its start-to-close timeout, an hour, would have kept this test waiting).
+    """
+    task_queue = f"q-{uuid.uuid4().hex}"
+    prompt = agents.work_prompt(agents.Job(calls=5, per_round=1))
+    first = WorkerProcess(temporal_address, task_queue, hold=True, heartbeats=True)
+    workers.append(first)
+    first.expect("READY")
+
+    async def run() -> tuple[str, list[tuple[int, TimeoutType.ValueType]]]:
+        client = await connect(temporal_address)
+        evaluations = EvaluationClient(client, task_queue=task_queue)
+        handle = await evaluations.start(prompt, extras={"ledger": str(tmp_path / "ledger")})
+        await asyncio.to_thread(first.expect, "HOLDING")
+        await asyncio.sleep(2.5)  # over two heartbeat timeouts: the beats keep it alive
+        first.stop(signal.SIGKILL)
+        second = WorkerProcess(temporal_address, task_queue, heartbeats=True)
+        workers.append(second)
+        await asyncio.to_thread(second.expect, "READY")
+        async with asyncio.timeout(LINE_TIMEOUT):
+            response = await handle.result()
+        history = await client.get_workflow_handle(handle.evaluation_id).fetch_history()
+        retried = [
+            (started.attempt, started.last_failure.timeout_failure_info.timeout_type)
+            for event in history.events
+            if event.HasField("activity_task_started_event_attributes")
+            and (started := event.activity_task_started_event_attributes).attempt > 1
+        ]
+        return response.text, retried
+
+    text, retried = asyncio.run(run())
+    local = Adapter(agents.offline()).evaluate(prompt, extras={"ledger": str(tmp_path / "x")})
+    assert text == local.text
+    # one activity ran twice: the held request, lost when its worker stopped beating
+    assert retried == [(2, TimeoutType.TIMEOUT_TYPE_HEARTBEAT)]
 
 
 def test_two_worker_processes_share_fifty_evaluations(

@@ -125,6 +125,32 @@ class TestEvaluationThroughAWorker:
         }
         assert (tmp_path / "w").read_text().count("\n") == 3  # records 1, 3, 5
 
+    @pytest.mark.parametrize("heartbeat", [timedelta(seconds=7), None], ids=["beats", "none"])
+    def test_activities_are_scheduled_with_the_worker_s_heartbeat_timeout(
+        self, temporal_address: str, tmp_path: Path, heartbeat: timedelta | None
+    ) -> None:
+        """Every activity carries the heartbeat timeout; None schedules them without one."""
+        prompt = agents.work_prompt(agents.Job(calls=2, per_round=1))
+        worker = EvaluationWorker(
+            agents.offline(), prompts=[agents.WORK], heartbeat_timeout=heartbeat
+        )
+
+        async def run() -> tuple[str, set[float]]:
+            async with in_worker(temporal_address, worker) as (client, evaluations):
+                handle = await evaluations.start(prompt, extras={"ledger": str(tmp_path / "w")})
+                response = await handle.result()
+                history = await client.get_workflow_handle(handle.evaluation_id).fetch_history()
+            scheduled = {
+                event.activity_task_scheduled_event_attributes.heartbeat_timeout.ToTimedelta().total_seconds()
+                for event in history.events
+                if event.HasField("activity_task_scheduled_event_attributes")
+            }
+            return response.text, scheduled
+
+        text, scheduled = asyncio.run(run())
+        assert text.startswith("Done: recorded 1")
+        assert scheduled == {7.0 if heartbeat is not None else 0.0}
+
     def test_a_retryable_provider_error_is_retried_by_temporal(self, temporal_address: str) -> None:
         """Two overloaded attempts, then an answer: three activity attempts, one round."""
 

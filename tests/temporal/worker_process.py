@@ -3,7 +3,8 @@
 It prints ``READY`` once it polls the task queue, then serves until it is killed.
 ``--hold`` makes the request of round 4 of the ``work`` prompt hang after printing
 ``HOLDING <evaluation id>``: the point where a test SIGKILLs it; such a worker keeps no
-workflow cache.
+workflow cache. ``--heartbeats`` serves the worker whose attempts may take an hour and
+are lost only by a missing heartbeat.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from temporalio.client import Client
 from tests.temporal.agents import evaluation_worker
 
 
-async def serve(address: str, queue: str, *, hold: bool) -> None:
+async def serve(address: str, queue: str, *, hold: bool, heartbeats: bool) -> None:
     client = await Client.connect(address)
-    worker = evaluation_worker(hold=hold)
+    worker = evaluation_worker(hold=hold, heartbeats=heartbeats)
     # A worker that will be killed caches no workflow: every workflow task replays the
     # history, and no task waits on the sticky queue of a worker that is gone.
     options = {"max_cached_workflows": 0} if hold else {}
@@ -28,4 +29,7 @@ async def serve(address: str, queue: str, *, hold: bool) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[1], sys.argv[2], hold="--hold" in sys.argv[3:]))
+    flags = sys.argv[3:]
+    asyncio.run(
+        serve(sys.argv[1], sys.argv[2], hold="--hold" in flags, heartbeats="--heartbeats" in flags)
+    )

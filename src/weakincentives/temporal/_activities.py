@@ -4,7 +4,8 @@ An activity runs outside the workflow, in the worker process, with no sandbox: t
 where the network and the tools' side effects happen. Each is one attempt: the provider
 is sent the request once (its own retries are off; a retryable failure is retried by
 Temporal's retry policy), and a tool runs once through the one execution path
-(``execute_tool_call``), which never raises for tool-level trouble.
+(``execute_tool_call``), which never raises for tool-level trouble. Both heartbeat while
+they run (``_heartbeats.py``).
 
 A tool activity rebuilds a reduced ``ToolContext``: the prompt bound to the
 evaluation's params, a fresh session with the evaluation's id, a bus that collects what
@@ -34,6 +35,7 @@ from weakincentives.runtime import (
 from weakincentives.serde import JSONValue, dump_typed, parse_typed
 from weakincentives.temporal._documents import Document, read_request
 from weakincentives.temporal._failures import activity_failure
+from weakincentives.temporal._heartbeats import heartbeating
 from weakincentives.temporal._payloads import check_size, json_size
 from weakincentives.temporal._registry import PromptEntry, Registry
 
@@ -75,7 +77,8 @@ def _send_activity(registry: Registry, entry: PromptEntry) -> Activity:
         )
         deltas: list[str] = []
         try:
-            reply = await provider.send(request, attempt, lambda text: _keep(deltas, text))
+            async with heartbeating():
+                reply = await provider.send(request, attempt, lambda text: _keep(deltas, text))
             result: Document = {"reply": dump_typed(reply), "deltas": deltas}
             check_size(
                 result,
@@ -113,7 +116,8 @@ def _tool_activity(
             evaluation_id=str(document["evaluation_id"]),
             extras={**registry.extras, **parse_typed(dict[str, object], document["extras"])},
         )
-        execution = await execute_tool_call(call, scope, tools=(tool,), publish=False)
+        async with heartbeating():
+            execution = await execute_tool_call(call, scope, tools=(tool,), publish=False)
         try:
             result: Document = {
                 "event": dump_typed(execution.event, ToolInvoked),

@@ -39,6 +39,7 @@ class ActivityOptions:
 
     send_timeout: timedelta
     tool_timeout: timedelta
+    heartbeat_timeout: timedelta | None
     retry_policy: RetryPolicy | None
     payload_limit: int
 

@@ -139,6 +139,7 @@ class WorkflowSteps:
                 name,
                 document,
                 start_to_close_timeout=self._bounded(timeout),
+                heartbeat_timeout=self.options.heartbeat_timeout,
                 retry_policy=self.options.retry_policy,
                 summary=key,
             )

@@ -35,7 +35,10 @@ class EvaluationWorker:
     ``settings`` are the loop's limits (its clock, id source and sleep become the
     workflow's); ``extras`` reach every handler as ``context.extras`` (clients and
     connections the tools need: they never leave this process). ``send_timeout`` and
-    ``tool_timeout`` bound one attempt of an activity; ``retry_policy`` (Temporal's; its
+    ``tool_timeout`` bound one attempt of an activity; while it runs, an activity
+    heartbeats, and an attempt without a heartbeat for ``heartbeat_timeout`` is lost
+    (its worker died or hangs) and retried elsewhere (None: no heartbeats; a lost attempt
+    then waits out its whole timeout). ``retry_policy`` (Temporal's; its
     default retries without end, backing off to 100 s) retries failed attempts, except
     errors that are not retryable. ``payload_limit`` is the most bytes of JSON any
     input or result may hold. Everything but ``extras`` is read by workflow code: give
@@ -51,17 +54,15 @@ class EvaluationWorker:
         extras: Mapping[str, object] | None = None,
         send_timeout: timedelta = timedelta(minutes=5),
         tool_timeout: timedelta = timedelta(minutes=5),
+        heartbeat_timeout: timedelta | None = timedelta(seconds=30),
         retry_policy: RetryPolicy | None = None,
         payload_limit: int = DEFAULT_PAYLOAD_LIMIT,
         passthrough_modules: Sequence[str] = (),
     ) -> None:
-        for name, timeout in (("send_timeout", send_timeout), ("tool_timeout", tool_timeout)):
-            if not isinstance(timeout, timedelta) or timeout <= timedelta(0):
-                raise ConfigValidationError(
-                    f"{name} must be a positive timedelta, got {timeout!r}",
-                    field_name=name,
-                    value=timeout,
-                )
+        _check_timeout("send_timeout", send_timeout)
+        _check_timeout("tool_timeout", tool_timeout)
+        if heartbeat_timeout is not None:
+            _check_timeout("heartbeat_timeout", heartbeat_timeout, or_none=True)
         if (
             isinstance(payload_limit, bool)
             or not isinstance(payload_limit, int)
@@ -79,6 +80,7 @@ class EvaluationWorker:
             options=ActivityOptions(
                 send_timeout=send_timeout,
                 tool_timeout=tool_timeout,
+                heartbeat_timeout=heartbeat_timeout,
                 retry_policy=retry_policy,
                 payload_limit=payload_limit,
             ),
@@ -118,4 +120,13 @@ class EvaluationWorker:
             activities=self.activities,
             workflow_runner=self.workflow_runner,
             **options,
+        )
+
+
+def _check_timeout(name: str, timeout: object, *, or_none: bool = False) -> None:
+    if not isinstance(timeout, timedelta) or timeout <= timedelta(0):
+        raise ConfigValidationError(
+            f"{name} must be a positive timedelta{' or None' if or_none else ''}, got {timeout!r}",
+            field_name=name,
+            value=timeout,
         )
