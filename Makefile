@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml scripts/find-python
 		echo "creating $(VENV) with $$py"; rm -rf $(VENV); "$$py" -m venv $(VENV) || exit 1; \
 	fi
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,openai,anthropic,mcp,embeddings,postgres,temporal,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,openai,anthropic,mcp,embeddings,postgres,temporal,otel,speedups]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -4,6 +4,9 @@ The reference is the path parse_json took before it had a route of its own, and 
 still public: ``parse(cls, loads(text))``. For generated types and generated text,
 valid and not, both must give an equal value (same repr, so ``1`` never stands in for
 ``1.0``) or a ParseError with the same path, expectation and description.
+
+Every test here runs twice: with the route reading through jiter (the speedups
+extra, installed with the dev extras) and with the stdlib's scanner alone.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import sys
+import types
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,7 +28,7 @@ from hypothesis import strategies as st
 from tests.serde.models import RICH_TYPES, Customer
 from tests.strategies import dataclass_types, hostile_json_texts, json_values, values_of
 from weakincentives.errors import ParseError
-from weakincentives.serde import JSONValue, dump, loads, parse, parse_json
+from weakincentives.serde import JSONValue, _onepass, _parse, dump, loads, parse, parse_json
 
 type Outcome = tuple[object, ...]
 
@@ -42,6 +48,22 @@ _TRAPS = (
     "",
 )
 _names = itertools.count()
+
+
+_JITER = _onepass.JITER
+
+
+@pytest.fixture(autouse=True, scope="module", params=["jiter", "stdlib"])
+def decoder(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Routes built with jiter's reader, or without it; none cached from the other run."""
+    assert _JITER is not None, "jiter (the speedups extra) is part of the dev install"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_onepass, "JITER", _JITER if request.param == "jiter" else None)
+        for routes in _parse._ROUTES.values():
+            routes.clear()
+        yield request.param
+        for routes in _parse._ROUTES.values():
+            routes.clear()
 
 
 def _outcome(call: Any) -> Outcome:
@@ -344,3 +366,122 @@ class TestEveryMemberPresent:
         with pytest.raises(ParseError) as info:
             parse(Order, document)
         assert (info.value.path, info.value.expected) == ("$.lines[0].value", "a finite number")
+
+
+_NUMBERS = st.from_regex(
+    r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][+-]?[0-9]{1,3})?", fullmatch=True
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Numbers:
+    """Both kinds of number, unbounded: any literal either decoder reads gets through."""
+
+    real: float = 0.0
+    whole: int = 0
+    label: str = ""
+
+
+class TestTheDecoder:
+    """jiter and the stdlib's scanner: the same values, or a hand-over."""
+
+    def test_the_route_reads_with_jiter_only_when_it_is_chosen(self, decoder: str) -> None:
+        """A closed type of bounded depth is read by jiter when it is installed."""
+        route = _onepass.one_pass_route(Measure, "forbid")
+        assert ("_jiter" in route.__code__.co_names) is (decoder == "jiter")
+        deep = _onepass.one_pass_route(Chain, "forbid")
+        assert "_jiter" not in deep.__code__.co_names  # recursive: the depth check runs
+
+    @given(literal=_NUMBERS)
+    def test_number_literals_read_as_the_stdlib_reads_them(self, literal: str) -> None:
+        """Floats rounded the same way, integers of any size below the digit limit."""
+        _assert_same(Numbers, f'{{"real": {literal}}}', "forbid")
+        _assert_same(Numbers, f'{{"whole": {literal}}}', "forbid")
+
+    @given(label=st.text(), ascii_only=st.booleans())
+    def test_strings_read_as_the_stdlib_reads_them(self, label: str, ascii_only: bool) -> None:
+        """Escapes, surrogate pairs, raw non-ASCII and lone surrogates (refused by both)."""
+        text = '{"label": ' + json.dumps(label, ensure_ascii=ascii_only) + "}"
+        _assert_same(Numbers, text, "forbid")
+        _assert_same(Numbers, text.encode("utf-8", "surrogatepass"), "forbid")
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            r'{"label": "a\nb", "label": "c"}',  # a duplicate: the last one counts
+            r'{"label": "\u0001\t\"\\\/\b\f"}',  # every escape
+            '{"label": "raw\ttab"}',  # a raw control character: refused
+            '{"label": "raw\x7f"}',  # DEL is no control character in JSON
+            '\ufeff{"label": "bom"}',
+            '{"real": -0.0, "whole": -0}',
+            '{"real": 1.7976931348623159e308}',  # rounds to infinity: refused
+            '{"real": 4.9e-325}',  # rounds to zero
+            '{"whole": 18446744073709551616}',
+            '{"whole": 1E2}',  # a float for an int field
+            "\t\r\n {}\n",
+            "{}\u2003",  # trailing space JSON does not name
+        ],
+    )
+    def test_edge_texts_read_as_the_stdlib_reads_them(self, text: str) -> None:
+        """Duplicate members, control characters, a BOM, signed zeros, overflow, spacing."""
+        _assert_same(Numbers, text, "forbid")
+        _assert_same(Numbers, text.encode("utf-8"), "forbid")
+
+    def test_an_integer_past_a_lowered_digit_limit_is_refused(self) -> None:
+        """jiter reads any integer; text that could hold one Python refuses is scanned instead."""
+        previous = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(640)
+        try:
+            text = '{"whole": ' + "7" * 641 + "}"
+            error = _error(Numbers, text)
+            assert error.got.startswith("an integer of 641 digits (Python reads at most 640")
+            assert parse_json(Numbers, '{"whole": ' + "7" * 640 + "}").whole == int("7" * 640)
+        finally:
+            sys.set_int_max_str_digits(previous)
+
+    @pytest.mark.parametrize("tail", [" x", "  \n", ""])
+    def test_text_past_the_digit_limit_is_scanned_whole(self, tail: str) -> None:
+        """Long text goes through the stdlib's scanner: trailing data still refused."""
+        text = '{"label": "' + "y" * 5000 + '"}' + tail
+        _assert_same(Numbers, text, "forbid")
+        assert (_outcome(lambda: parse_json(Numbers, text))[0] == "value") is (tail != " x")
+
+    def test_unlimited_digits_read_long_integers(self) -> None:
+        """With Python's digit limit off, jiter reads long text too (nothing to refuse)."""
+        previous = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            assert parse_json(Numbers, '{"whole": ' + "9" * 5000 + "}").whole == int("9" * 5000)
+        finally:
+            sys.set_int_max_str_digits(previous)
+
+
+class TestTheJiterProbe:
+    """jiter is used only when it reads the way the route expects."""
+
+    @staticmethod
+    def _reader_with(patch: pytest.MonkeyPatch, module: object) -> object:
+        patch.setitem(sys.modules, "jiter", module)
+        return _onepass._jiter_reader()
+
+    def test_an_installed_jiter_is_used(self) -> None:
+        assert _onepass._jiter_reader() is _JITER
+
+    def test_without_jiter_the_stdlib_reads(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        assert self._reader_with(monkeypatch, None) is None  # import fails
+
+    @pytest.mark.parametrize(
+        "from_json",
+        [
+            json.loads,  # refuses allow_inf_nan: too old
+            lambda data, allow_inf_nan: json.loads(data),  # reads NaN anyway
+            lambda data, allow_inf_nan: json.loads(b"x" if b"NaN" in data else b"{}"),
+        ],
+        ids=["old", "reads-nan", "wrong-values"],
+    )
+    def test_a_jiter_that_reads_otherwise_is_not_used(
+        self, monkeypatch: pytest.MonkeyPatch, from_json: Any
+    ) -> None:
+        module = types.ModuleType("jiter")
+        module.from_json = from_json  # type: ignore[attr-defined]  # a stand-in module
+        assert self._reader_with(monkeypatch, module) is None
