@@ -150,12 +150,7 @@ def one_pass_route(cls: object, extra: Extra) -> Route:
     closed, depth = _reach(node, set())
     scan = extra == "forbid" and closed
     deep = depth > MAX_JSON_DEPTH
-    if not scan:
-        prologue = _DECODING
-    elif JITER is not None and not deep:
-        prologue = _JITER_READING
-    else:
-        prologue = _scanning(deep=deep)
+    prologue = _reading(jiter=JITER is not None and not deep, deep=deep) if scan else _DECODING
     lines = [
         f"def {name}(text):",
         *(f"    {line}" for line in prologue),
@@ -169,12 +164,12 @@ def one_pass_route(cls: object, extra: Extra) -> Route:
     return generated_function("\n".join(lines) + "\n", name, namespace, label=label)
 
 
-def _scanning(*, deep: bool) -> list[str]:
-    """Lines that scan ``text`` into ``data`` for a closed type (module docstring).
+def _reading(*, jiter: bool, deep: bool) -> list[str]:
+    """Lines that read ``text`` into ``data`` for a closed type (module docstring).
 
     ASCII str, the common case, is checked inline; other text by ``_plain_text``.
+    jiter reads text of bounded depth (``_JITER_LINES``), the stdlib's scanner the rest.
     """
-    backslash, high, upper_high = "\\", "\\ud", "\\uD"
     lines = [
         "if text.__class__ is str and text.isascii():",
         "    source = text",
@@ -182,12 +177,7 @@ def _scanning(*, deep: bool) -> list[str]:
         "    source = _text(text)",
         "    if source is None:",
         "        return _MISS",
-        "try:",
-        "    data, end = _scan(source, 0)",
-        "except Exception:  # whatever the decoder refuses, the reference route names",
-        "    return _MISS",
-        "if end != len(source) and not source[end:].isspace():",
-        "    return _MISS",
+        *(_JITER_LINES if jiter else _SCAN_LINES),
     ]
     if deep:
         lines += [
@@ -196,7 +186,9 @@ def _scanning(*, deep: bool) -> list[str]:
             ") and _too_deep(source.encode('utf-8')):",
             "    return _MISS",
         ]
-    # The one-character search first: it runs at memchr speed, "\\u"'s does not.
+    # jiter refuses lone surrogate escapes itself; the stdlib's scanner does not. The
+    # one-character search first: it runs at memchr speed, "\\u"'s does not.
+    backslash, high, upper_high = "\\", "\\ud", "\\uD"
     lines += [
         f"if {backslash!r} in source and ({high!r} in source or {upper_high!r} in source):",
         "    if _lone(source) is not None:",
@@ -205,13 +197,15 @@ def _scanning(*, deep: bool) -> list[str]:
     return lines
 
 
-_JITER_READING = [
-    "if text.__class__ is str and text.isascii():",
-    "    source = text",
-    "else:",
-    "    source = _text(text)",
-    "    if source is None:",
-    "        return _MISS",
+_SCAN_LINES = [
+    "try:",
+    "    data, end = _scan(source, 0)",
+    "except Exception:  # whatever the decoder refuses, the reference route names",
+    "    return _MISS",
+    "if end != len(source) and not source[end:].isspace():",
+    "    return _MISS",
+]
+_JITER_LINES = [
     "try:",
     f"    if len(source) <= {_SHORT} or _fits(len(source)):",
     "        data = _jiter(source.encode(), allow_inf_nan=False)",
@@ -219,12 +213,7 @@ _JITER_READING = [
     "        data = _scan_whole(source)",
     "except Exception:  # whatever the decoders refuse, the reference route names",
     "    return _MISS",
-    # jiter refuses lone surrogate escapes itself; the stdlib scanner does not.
-    "if '\\\\' in source and ('\\\\ud' in source or '\\\\uD' in source):",
-    "    if _lone(source) is not None:",
-    "        return _MISS",
 ]
-"""Lines that read ``text`` into ``data`` with jiter (closed types of bounded depth)."""
 
 
 def _digits_fit(length: int) -> bool:
