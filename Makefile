@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples
 
 types: $(STAMP)
-	$(BIN)/mypy --strict src tests examples
+	$(BIN)/mypy --strict src tests examples benchmarks
 
 test: $(STAMP)
 	$(BIN)/coverage erase
