@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from temporalio import activity
 from temporalio.common import RetryPolicy
 
 from weakincentives.adapters import (
@@ -109,11 +110,23 @@ HOLD = asyncio.Event()
 """Never set: a worker told to hold waits on it (until it is killed)."""
 
 
+HELD: list[str] = []
+"""Evaluations whose request of round 4 hangs in this process now, or did."""
+
+RELEASED: list[tuple[str, activity.ActivityCancellationDetails | None]] = []
+"""Evaluations whose hanging request was cancelled, with why the activity was."""
+
+
 async def holding_model(request: TurnRequest) -> ScriptedTurn:
     """``work_model``, except that the request of round 4 announces itself and hangs."""
     if request.round == 4:
         print(f"HOLDING {request.evaluation_id}", flush=True)
-        await HOLD.wait()
+        HELD.append(request.evaluation_id)
+        try:
+            await HOLD.wait()
+        except asyncio.CancelledError:
+            RELEASED.append((request.evaluation_id, activity.cancellation_details()))
+            raise
     return work_model(request)
 
 

@@ -228,6 +228,44 @@ class TestApproval:
         failures = [event for event in events if isinstance(event, PromptFailed)]
         assert [failure.phase for failure in failures] == ["cancelled"]
 
+    def test_cancelling_the_workflow_cancels_its_running_activity(
+        self, temporal_address: str, tmp_path: Path
+    ) -> None:
+        """The hanging request learns of the cancellation from a heartbeat's answer.
+
+        Without heartbeats the request would hang until its timeout (an hour here). The
+        evaluation ends as cancelled (phase ``cancelled``), not as a failed request.
+        """
+        prompt = agents.work_prompt(agents.Job(calls=5, per_round=1))
+        worker = agents.evaluation_worker(hold=True, heartbeats=True)
+
+        async def run() -> tuple[str, EvaluationFailedError, tuple[object, ...]]:
+            async with in_worker(temporal_address, worker) as (_, evaluations):
+                handle = await evaluations.start(prompt, extras={"ledger": str(tmp_path / "w")})
+                await eventually(_sleeping, lambda _: handle.evaluation_id in agents.HELD)
+                await handle.cancel()
+                with pytest.raises(EvaluationFailedError, match="cancelled") as failed:
+                    await handle.result()
+                async with asyncio.timeout(30):
+                    while handle.evaluation_id not in dict(agents.RELEASED):
+                        await asyncio.sleep(0.05)
+                return handle.evaluation_id, failed.value, await handle.events()
+
+        evaluation_id, error, events = asyncio.run(run())
+        (why,) = [details for held, details in agents.RELEASED if held == evaluation_id]
+        # told by the server (in a heartbeat's answer), not timed out on the worker
+        assert why is not None
+        assert why.cancel_requested or why.not_found
+        assert not why.timed_out
+        # the step was cancelled, not failed: the same report as a cancelled approval's
+        assert (error.phase, error.error_type) == ("cancelled", "CancelledError")
+        failures = [event for event in events if isinstance(event, PromptFailed)]
+        assert [failure.phase for failure in failures] == ["cancelled"]
+
+
+async def _sleeping() -> None:
+    await asyncio.sleep(0.02)
+
 
 class TestPayloads:
     def test_params_over_the_limit_fail_before_the_workflow_starts(

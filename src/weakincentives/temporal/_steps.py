@@ -12,13 +12,14 @@ result, so the loop rebuilds the same state and publishes the same events.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, CancelledError
 
 from weakincentives.adapters import Decision, Progress, Sent
 from weakincentives.prompt import Tool
@@ -144,6 +145,10 @@ class WorkflowSteps:
                 summary=key,
             )
         except ActivityError as error:
+            if isinstance(error.cause, CancelledError):
+                # The workflow's cancellation took the activity with it: the step was
+                # cancelled, as a step running in process would be (phase "cancelled").
+                raise asyncio.CancelledError from error
             raise step_failure(
                 error, prompt_name=self.entry.prompt.name, step=step, phase=phase
             ) from error
