@@ -106,10 +106,6 @@ def work_model(request: TurnRequest) -> ScriptedTurn:
     return ScriptedTurn(text="Done: " + "; ".join(_outputs(request)))
 
 
-HOLD = asyncio.Event()
-"""Never set: a worker told to hold waits on it (until it is killed)."""
-
-
 HELD: list[str] = []
 """Evaluations whose request of round 4 hangs in this process now, or did."""
 
@@ -123,7 +119,7 @@ async def holding_model(request: TurnRequest) -> ScriptedTurn:
         print(f"HOLDING {request.evaluation_id}", flush=True)
         HELD.append(request.evaluation_id)
         try:
-            await HOLD.wait()
+            await asyncio.Event().wait()  # never set: until killed or cancelled
         except asyncio.CancelledError:
             RELEASED.append((request.evaluation_id, activity.cancellation_details()))
             raise

@@ -318,6 +318,31 @@ class TestEndings:
         assert (error.phase, error.error_type) == ("tool", "PromptEvaluationError")
         assert "passed during the tool calls of round 1" in error.reason
 
+    def test_a_deadline_ends_an_evaluation_waiting_for_its_request(
+        self, temporal_address: str, tmp_path: Path
+    ) -> None:
+        """The request of round 4 hangs past the deadline: the loop's deadline, phase request.
+
+        The activity's retries end by the deadline too (its schedule-to-close timeout), so
+        the evaluation ends then, not at the workflow's execution timeout 5 s later.
+        """
+        prompt = agents.work_prompt(agents.Job(calls=5, per_round=1))
+        worker = agents.evaluation_worker(hold=True, heartbeats=True)
+
+        async def run() -> EvaluationFailedError:
+            async with in_worker(temporal_address, worker) as (_, evaluations):
+                deadline = datetime.now(UTC) + timedelta(seconds=2)
+                handle = await evaluations.start(
+                    prompt, extras={"ledger": str(tmp_path / "w")}, deadline=deadline
+                )
+                with pytest.raises(EvaluationFailedError, match="deadline") as failed:
+                    await handle.result()
+                return failed.value
+
+        error = asyncio.run(run())
+        assert (error.phase, error.error_type) == ("request", "PromptEvaluationError")
+        assert error.reason.endswith("passed during the request of round 4")
+
     def test_a_prompt_the_workers_do_not_serve_fails_the_workflow(
         self, temporal_address: str
     ) -> None:

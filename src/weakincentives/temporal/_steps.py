@@ -20,8 +20,10 @@ from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
+from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 from weakincentives.adapters import Decision, Progress, Sent
+from weakincentives.errors import PromptEvaluationError
 from weakincentives.prompt import Tool
 from weakincentives.runtime import ToolCall, ToolInvoked
 from weakincentives.serde import dump_typed, parse_typed
@@ -113,10 +115,13 @@ class WorkflowSteps:
 
     def _bounded(self, timeout: timedelta) -> timedelta:
         """``timeout``, cut to the time left before the evaluation's deadline."""
+        left = self._left()
+        return timeout if left is None else min(timeout, left)
+
+    def _left(self) -> timedelta | None:
+        """The time left before the evaluation's deadline (None without one)."""
         deadline = self.start.deadline
-        if deadline is None:
-            return timeout
-        return max(min(timeout, deadline - workflow.now()), _SHORTEST)
+        return None if deadline is None else max(deadline - workflow.now(), _SHORTEST)
 
     async def _activity(
         self,
@@ -140,6 +145,8 @@ class WorkflowSteps:
                 name,
                 document,
                 start_to_close_timeout=self._bounded(timeout),
+                # every attempt, retries included, ends by the deadline
+                schedule_to_close_timeout=self._left(),
                 heartbeat_timeout=self.options.heartbeat_timeout,
                 retry_policy=self.options.retry_policy,
                 summary=key,
@@ -149,6 +156,17 @@ class WorkflowSteps:
                 # The workflow's cancellation took the activity with it: the step was
                 # cancelled, as a step running in process would be (phase "cancelled").
                 raise asyncio.CancelledError from error
+            deadline = self.start.deadline
+            if (
+                isinstance(error.cause, ActivityTimeoutError)
+                and deadline is not None
+                and workflow.now() >= deadline
+            ):  # the loop's own words for its deadline
+                raise PromptEvaluationError(
+                    f"deadline {deadline.isoformat()} passed during {step}",
+                    prompt_name=self.entry.prompt.name,
+                    phase=phase,
+                ) from error
             raise step_failure(
                 error, prompt_name=self.entry.prompt.name, step=step, phase=phase
             ) from error
