@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -60,8 +61,11 @@ def double(params: Item, *, context: ToolContext) -> ToolResult[Doubled]:
 
 @tool(description="Record an item (a side effect).")
 def record(params: Item, *, context: ToolContext) -> ToolResult[Doubled]:
+    """Appends to the ledger; the item named by the ``stall_at`` extra takes 3 s first."""
     ledger = context.extras["ledger"]
     assert isinstance(ledger, str)
+    if context.extras.get("stall_at") == params.n:
+        time.sleep(3)
     line = f"{context.scope.evaluation_id} {params.n} {os.getpid()}\n"
     with Path(ledger).open("a", encoding="utf-8") as file:
         file.write(line)

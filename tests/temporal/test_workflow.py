@@ -7,6 +7,7 @@ Workers run in this process (``in_worker``) or in processes of their own
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -342,6 +343,30 @@ class TestEndings:
         error = asyncio.run(run())
         assert (error.phase, error.error_type) == ("request", "PromptEvaluationError")
         assert error.reason.endswith("passed during the request of round 4")
+
+    def test_a_deadline_ends_an_evaluation_waiting_for_a_tool_activity(
+        self, temporal_address: str, tmp_path: Path
+    ) -> None:
+        """A call that runs past the deadline: the loop's deadline, phase tool."""
+        prompt = agents.work_prompt(agents.Job(calls=3, per_round=1))
+        worker = agents.evaluation_worker(heartbeats=True)
+
+        async def run() -> EvaluationFailedError:
+            async with in_worker(temporal_address, worker) as (_, evaluations):
+                deadline = datetime.now(UTC) + timedelta(seconds=2)
+                extras = {"ledger": str(tmp_path / "w"), "stall_at": 3}
+                handle = await evaluations.start(prompt, extras=extras, deadline=deadline)
+                with pytest.raises(EvaluationFailedError, match="deadline") as failed:
+                    await handle.result()
+                return failed.value
+
+        error = asyncio.run(run())
+        assert (error.phase, error.error_type) == ("tool", "PromptEvaluationError")
+        # the loop's timer around the calls, or the activity's timeout at the deadline
+        assert re.search(
+            r"deadline \S+ passed during the (tool calls of round 3|call \S+ of tool 'record')",
+            error.reason,
+        ), error.reason
 
     def test_a_prompt_the_workers_do_not_serve_fails_the_workflow(
         self, temporal_address: str
