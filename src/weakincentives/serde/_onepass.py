@@ -24,10 +24,10 @@ Kept, as in ``loads``: ``NaN``/``Infinity`` (the decoder's constant hook, free),
 integers past Python's digit limit (the decoder raises), trailing data, raw lone
 surrogates in non-ASCII text, lone surrogate escapes.
 
-**The decoder.** When ``jiter`` is installed (the ``openai`` extra brings it; the
-``speedups`` extra names it), a closed type of bounded depth is read by jiter's
-``from_json`` instead of the stdlib's scanner: the same values, in about 40 % of
-the time. Where the two decoders differ, jiter refuses (lone surrogates, escaped or
+**The decoder.** When ``jiter`` is installed (the ``openai`` and ``anthropic``
+extras bring it; the ``speedups`` extra names it), a closed type of bounded depth is
+read by jiter's ``from_json`` instead of the stdlib's scanner: the same values, in
+about 40 % of the time. Where the two decoders differ, jiter refuses (lone surrogates, escaped or
 encoded; a byte-order mark; nesting past 200; trailing space beyond JSON's four),
 and a refusal hands over as any other. The one thing jiter accepts that the
 stdlib refuses, an integer longer than Python's digit limit, cannot occur in text
