@@ -45,12 +45,17 @@ def test_code_block_runs(name: str, source: str, monkeypatch: pytest.MonkeyPatch
 def test_the_readme_opens_with_the_two_commands() -> None:
     """A new user sees how to run the demo and the full check before anything else."""
     first_block = (ROOT / "README.md").read_text().split("```")[1]
-    assert first_block.strip().splitlines() == [
-        "sh",
-        "make demo    # run the main job: the demo agent on the offline adapter (about 2 s)",
-        "make check   # run the full check: ruff, mypy --strict, "
-        "pytest with branch coverage >= 95 % (about 6 min)",
+    lines = first_block.strip().splitlines()
+    # The measured durations change with the suite; the commands and what they do do not.
+    patterns = [
+        r"sh",
+        r"make demo    # run the main job: the demo agent on the offline adapter \(about \d+ s\)",
+        r"make check   # run the full check: ruff, mypy --strict, "
+        r"pytest with branch coverage >= 95 % \(about \d+ min\)",
     ]
+    assert len(lines) == len(patterns), lines
+    for line, pattern in zip(lines, patterns, strict=True):
+        assert re.fullmatch(pattern, line), (line, pattern)
 
 
 def test_ci_runs_both_readme_commands() -> None:
