@@ -809,7 +809,9 @@ class FormatVersionError(StoreError):
 class DocumentError(StoreError):
     """A document given to a store is not JSON it can keep (NaN, a set, a lone surrogate).
 
-    ``record`` names where it was going (``event 2 of the batch for session 's1'``).
+    ``record`` names where it was going (``event 2 of the batch for session 's1'``). Also
+    raised on reading a stored document that does not decode (a row changed outside the
+    store); ``record`` then names the row (``event 3 of session 's1'``).
     """
 
     record: str

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from tests.store.conftest import Backend
-from weakincentives.errors import FormatVersionError, StoreUsageError
+from weakincentives.errors import DocumentError, FormatVersionError, StoreUsageError
 from weakincentives.store import NewEvent, SyncStore
 from weakincentives.store._records import FORMAT_VERSION
 
@@ -97,3 +102,79 @@ def test_a_store_format_must_be_a_positive_int(backend: Backend, format_version:
     """Format numbers start at 1."""
     with pytest.raises(StoreUsageError, match="format_version must be an int >= 1"):
         backend.store(format_version=format_version)
+
+
+CORRUPTED: dict[str, tuple[str, str]] = {
+    "event": ("wink_events", "document"),
+    "checkpoint": ("wink_checkpoints", "document"),
+    "steps": ("wink_steps", "document"),
+    "existing step": ("wink_steps", "document"),
+    "approvals": ("wink_approvals", "arguments"),
+    "pending approvals": ("wink_approvals", "arguments"),
+}
+"""The table and column of each kind of row's document."""
+
+NOT_DECODABLE: dict[str, tuple[str, str]] = {
+    "invalid": ('{"v": ', "its stored text does not decode: Expecting value"),
+    "nan": ("[NaN]", "its stored text does not decode: NaN is not JSON"),
+    "too deep": ("[" * 100_000 + "]" * 100_000, "its stored text does not decode: it is nested"),
+}
+"""Stored text SQLite keeps (PostgreSQL's json refuses it), and what the refusal says."""
+
+LONG_INTEGER = "1" * 5000
+"""JSON both databases keep that Python does not read (past 4,300 digits)."""
+
+
+def overwrite(backend: Backend, table: str, column: str, text: object) -> None:
+    """Replace ``column`` of every row of ``table`` by ``text``, behind the store's back."""
+    if backend.name == "sqlite":
+        with closing(sqlite3.connect(backend.location)) as lite, lite:
+            lite.execute(f"UPDATE {table} SET {column} = ?", (text,))
+        return
+    with psycopg.connect(backend.location, autocommit=True) as connection:
+        connection.execute(
+            sql.SQL("UPDATE {} SET {} = %s::json").format(
+                sql.Identifier(table), sql.Identifier(column)
+            ),
+            (text,),
+        )
+
+
+def refused(backend: Backend, store: SyncStore, kind: str, text: object) -> DocumentError:
+    """The error reading the ``kind`` of row raises once its document is ``text``."""
+    write, read, record = READS[kind]
+    write(store)
+    overwrite(backend, *CORRUPTED[kind], text)
+    with pytest.raises(DocumentError, match=f"^{record} is not storable JSON: ") as raised:
+        read(store)
+    assert raised.value.record == record
+    return raised.value
+
+
+@pytest.mark.parametrize("kind", list(READS))
+def test_a_stored_integer_python_cannot_read_is_refused_naming_its_row(
+    backend: Backend, store: SyncStore, kind: str
+) -> None:
+    """A document changed outside the store is a DocumentError naming its row."""
+    error = refused(backend, store, kind, LONG_INTEGER)
+    assert error.reason.startswith("its stored text does not decode: Exceeds the limit")
+
+
+@pytest.mark.parametrize("kind", list(READS))
+@pytest.mark.parametrize("text", list(NOT_DECODABLE))
+def test_stored_sqlite_text_that_is_not_json_is_refused_naming_its_row(
+    tmp_path: Path, kind: str, text: str
+) -> None:
+    """SQLite keeps any text: what the store never writes is refused, never misread."""
+    stored, reason = NOT_DECODABLE[text]
+    backend = Backend("sqlite", str(tmp_path / "store.db"))
+    with backend.sync() as store:
+        assert refused(backend, store, kind, stored).reason.startswith(reason)
+
+
+def test_a_document_stored_as_a_blob_is_refused(tmp_path: Path) -> None:
+    """SQLite keeps any type in any column: bytes where JSON text belongs are refused."""
+    backend = Backend("sqlite", str(tmp_path / "store.db"))
+    with backend.sync() as store:
+        error = refused(backend, store, "event", b"{}")
+    assert error.reason == "it is stored as bytes, not as JSON text"

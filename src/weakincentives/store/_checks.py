@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TypeGuard
+from typing import NoReturn, TypeGuard
 
 from weakincentives.errors import DocumentError, FormatVersionError, StoreUsageError
 from weakincentives.serde import JSONValue
@@ -141,10 +141,28 @@ def encode_events(session_id: str, events: object) -> list[tuple[str, str]]:
     return rows
 
 
-def decode(text: str) -> JSONValue:
-    """A stored document back from its JSON text."""
-    value: JSONValue = json.loads(text)
+def decode(text: object, *, record: str) -> JSONValue:
+    """A stored document back from its JSON text, or :class:`DocumentError` naming ``record``.
+
+    The row may have been changed outside the store: text that is not JSON, or JSON that
+    :func:`encode` never writes (NaN, infinities, integers longer than Python reads,
+    nesting deeper than Python recurses), is refused rather than misread.
+    """
+    if not isinstance(text, str):
+        raise DocumentError(
+            record=record, reason=f"it is stored as {type(text).__name__}, not as JSON text"
+        )
+    try:
+        value: JSONValue = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise DocumentError(
+            record=record, reason=f"its stored text does not decode: {_reason(exc)}"
+        ) from exc
     return value
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
 
 
 def check_format(found: int, supported: int, *, record: str) -> None:

@@ -14,7 +14,6 @@ from typing import Any, NoReturn
 from weakincentives.errors import (
     ApprovalConflictError,
     CheckpointConflictError,
-    FormatVersionError,
     UnknownApprovalError,
 )
 from weakincentives.store._checks import check_format, decode
@@ -50,17 +49,13 @@ type Stamp = Callable[[Any], datetime]
 def event(session_id: str, row: Row, supported: int, stamp: Stamp) -> StoredEvent:
     """``seq, type_name, format_version, document, created_at`` of ``session_id``."""
     seq, type_name, format_version, document, created_at = row
-    if format_version > supported:
-        raise FormatVersionError(
-            record=f"event {seq} of session {session_id!r}",
-            found=format_version,
-            supported=supported,
-        )
+    record = f"event {seq} of session {session_id!r}"
+    check_format(format_version, supported, record=record)
     return StoredEvent(
         session_id=session_id,
         seq=seq,
         type_name=type_name,
-        document=decode(document),
+        document=decode(document, record=record),
         format_version=format_version,
         created_at=stamp(created_at),
     )
@@ -80,15 +75,14 @@ def session_summary(row: Row, stamp: Stamp) -> SessionSummary:
 def checkpoint(evaluation_id: str, row: Row, supported: int, stamp: Stamp) -> Checkpoint:
     """``round, status, session_id, format_version, document, saved_at``."""
     round_, status, session_id, format_version, document, saved_at = row
-    check_format(
-        format_version, supported, record=f"the checkpoint of evaluation {evaluation_id!r}"
-    )
+    record = f"the checkpoint of evaluation {evaluation_id!r}"
+    check_format(format_version, supported, record=record)
     return Checkpoint(
         evaluation_id=evaluation_id,
         round=round_,
         status=status,
         session_id=session_id,
-        document=decode(document),
+        document=decode(document, record=record),
         format_version=format_version,
         saved_at=stamp(saved_at),
     )
@@ -101,7 +95,9 @@ def saved_checkpoint(write: CheckpointWrite, format_version: int, now: datetime)
         round=write.round,
         status=write.status,
         session_id=write.session_id,
-        document=decode(write.document),
+        document=decode(
+            write.document, record=f"the checkpoint of evaluation {write.evaluation_id!r}"
+        ),
         format_version=format_version,
         saved_at=now,
     )
@@ -133,11 +129,12 @@ def evaluation_summary(row: Row, stamp: Stamp) -> EvaluationSummary:
 def step(evaluation_id: str, row: Row, supported: int, stamp: Stamp) -> Step:
     """``step_key, format_version, document, recorded_at`` of ``evaluation_id``."""
     key, format_version, document, recorded_at = row
-    check_format(format_version, supported, record=f"step {key!r} of evaluation {evaluation_id!r}")
+    record = f"step {key!r} of evaluation {evaluation_id!r}"
+    check_format(format_version, supported, record=record)
     return Step(
         evaluation_id=evaluation_id,
         key=key,
-        document=decode(document),
+        document=decode(document, record=record),
         format_version=format_version,
         recorded_at=stamp(recorded_at),
     )
@@ -147,16 +144,13 @@ def approval(row: Row, supported: int, stamp: Stamp) -> Approval:
     """The approval columns, in the order both backends select them."""
     evaluation_id, call_id, tool_name, format_version, arguments, requested_at = row[:6]
     decision, message, decided_at = row[6:]
-    check_format(
-        format_version,
-        supported,
-        record=f"the approval of call {call_id!r} of evaluation {evaluation_id!r}",
-    )
+    record = f"the approval of call {call_id!r} of evaluation {evaluation_id!r}"
+    check_format(format_version, supported, record=record)
     return Approval(
         evaluation_id=evaluation_id,
         call_id=call_id,
         tool_name=tool_name,
-        arguments=decode(arguments),
+        arguments=decode(arguments, record=record),
         format_version=format_version,
         requested_at=stamp(requested_at),
         decision=decision,
