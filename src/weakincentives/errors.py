@@ -622,7 +622,9 @@ class ResumeError(WinkError):
     """An evaluation cannot be resumed as asked; ``evaluation_id`` and ``reason`` say why.
 
     Raised before anything runs: the store holds no such evaluation, or it was
-    started with another prompt (``ns``/``key``), or the session given is another one.
+    started with another prompt (``ns``/``key``), or the session given is another one,
+    or its checkpoint document lacks a member resuming reads or holds one of the wrong
+    shape (it was changed outside the library).
     """
 
     evaluation_id: str

@@ -10,6 +10,7 @@ writers racing for one step.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Iterator
@@ -262,6 +263,80 @@ class TestResumeRefuses:
             store.save_checkpoint("raw", round=1, status="running", document={"mine": True})
             with pytest.raises(ResumeError, match="not written by a durable evaluation"):
                 adapter(Model()).resume("raw", topic_prompt(lookup_tool([])), store=store)
+
+
+CHANGED_CHECKPOINTS: dict[str, tuple[str, str, JSONValue, str]] = {
+    "no session": (
+        "failed",
+        "session_id",
+        None,
+        "its checkpoint document has no 'session_id' (it was changed outside this library)",
+    ),
+    "no params": ("failed", "params", None, "its checkpoint document has no 'params'"),
+    "a session id of another type": (
+        "failed",
+        "session_id",
+        7,
+        "the 'session_id' of its checkpoint document is 7, not a string",
+    ),
+    "a session id that is no UUID": (
+        "failed",
+        "session_id",
+        "s" * 100,
+        f"the 'session_id' of its checkpoint document is '{'s' * 76}..., not a UUID",
+    ),
+    "a start time that is no time": (
+        "failed",
+        "started_at",
+        "noon",
+        "the 'started_at' of its checkpoint document is 'noon', not an ISO time",
+    ),
+    "a deadline that is no time": (
+        "failed",
+        "deadline",
+        12,
+        "the 'deadline' of its checkpoint document is 12, not a string",
+    ),
+    "no response": (
+        "done",
+        "response",
+        None,
+        "the 'response' of its checkpoint document is None, not an object",
+    ),
+    "a response that is no object": (
+        "done",
+        "response",
+        [],
+        "the 'response' of its checkpoint document is [], not an object",
+    ),
+}
+"""A checkpoint of a failed or finished evaluation with one member removed (None) or changed."""
+
+
+@pytest.mark.parametrize("change", list(CHANGED_CHECKPOINTS))
+def test_a_checkpoint_document_changed_by_hand_is_a_resume_error(
+    store: SyncStore, change: str
+) -> None:
+    """A member a resume reads, missing or of the wrong shape, is named; nothing runs."""
+    status, name, value, reason = CHANGED_CHECKPOINTS[change]
+    model = Model(fail_round_two=status == "failed", seen=[])
+    prompt = topic_prompt(lookup_tool([]))
+    with store:
+        with contextlib.suppress(PromptEvaluationError):
+            adapter(model).evaluate(prompt, Topic(name="t"), store=store, evaluation_id="e1")
+        checkpoint = store.load_checkpoint("e1")
+        assert checkpoint is not None
+        assert isinstance(checkpoint.document, dict)
+        assert checkpoint.status == status
+        document = {key: item for key, item in checkpoint.document.items() if key != name}
+        if value is not None:
+            document[name] = value
+        store.save_checkpoint("e1", round=checkpoint.round, status=status, document=document)
+        seen = list(model.seen or ())
+        with pytest.raises(ResumeError, match=r"^cannot resume evaluation 'e1': ") as caught:
+            adapter(model).resume("e1", prompt.template, store=store)
+    assert caught.value.reason.startswith(reason)
+    assert model.seen == seen
 
 
 class TestResumeAfterFailure:

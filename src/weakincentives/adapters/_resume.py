@@ -193,10 +193,10 @@ async def resume_evaluation[OutputT](
         )
     _check_prompt(evaluation_id, document, prompt)
     if checkpoint.status == "done":
-        return cast(
-            PromptResponse[OutputT], load_document(RESPONSE_DOCUMENT, _object(document["response"]))
-        )
-    session_id = str(document["session_id"])
+        response = _part(evaluation_id, document, "response", dict)
+        return cast(PromptResponse[OutputT], load_document(RESPONSE_DOCUMENT, response))
+    _check_parts(evaluation_id, document)
+    session_id = _part(evaluation_id, document, "session_id", str)
     session = await _session(store, evaluation_id, session_id, session)
     channels = resolve_channels(bus, session)
     stored_extras = parse_typed(dict[str, object], document["extras"])
@@ -221,13 +221,13 @@ async def resume_evaluation[OutputT](
         settings=launch.settings,
         disclosure=parse_typed(Disclosure, document["disclosure"]),
         overrides=_overrides(document["overrides"]),
-        deadline=None if deadline is None else datetime.fromisoformat(str(deadline)),
+        deadline=None if deadline is None else _instant(evaluation_id, "deadline", deadline),
         earlier=parse_typed(tuple[ConversationItem, ...], document["earlier"]),
         executor=launch.executor,
         extras={**stored_extras, **(extras or {})},
         steps=steps,
         evaluation_id=evaluation_id,
-        started_at=datetime.fromisoformat(str(document["started_at"])),
+        started_at=_instant(evaluation_id, "started_at", document["started_at"]),
     )
     return await evaluation.run()
 
@@ -287,6 +287,68 @@ def _check_prompt(evaluation_id: str, document: Mapping[str, Any], prompt: Promp
         )
 
 
+_PARTS = (
+    "session_id",
+    "params",
+    "overrides",
+    "deadline",
+    "disclosure",
+    "extras",
+    "earlier",
+    "started_at",
+)
+"""The members of a checkpoint document that resuming an unfinished evaluation reads."""
+
+
+def _check_parts(evaluation_id: str, document: Mapping[str, JSONValue]) -> None:
+    """Refuse a checkpoint document that lacks a member resuming reads."""
+    missing = [name for name in _PARTS if name not in document]
+    if missing:
+        raise ResumeError(
+            evaluation_id=evaluation_id,
+            reason=f"its checkpoint document has no {', '.join(map(repr, missing))} "
+            "(it was changed outside this library)",
+        )
+
+
+def _part[T](evaluation_id: str, document: Mapping[str, JSONValue], name: str, kind: type[T]) -> T:
+    """The member ``name`` of a checkpoint document, which must be a ``kind``."""
+    value = document.get(name)
+    if not isinstance(value, kind):
+        raise ResumeError(
+            evaluation_id=evaluation_id,
+            reason=f"the {name!r} of its checkpoint document is {_shown(value)}, not "
+            f"{_KINDS[kind]} (it was changed outside this library)",
+        )
+    return value
+
+
+_KINDS: dict[type, str] = {dict: "an object", str: "a string"}
+
+
+def _instant(evaluation_id: str, name: str, value: JSONValue) -> datetime:
+    """The time a checkpoint document keeps as ISO text under ``name``."""
+    text = _part(evaluation_id, {name: value}, name, str)
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ResumeError(
+            evaluation_id=evaluation_id,
+            reason=f"the {name!r} of its checkpoint document is {_shown(value)}, not an ISO "
+            "time (it was changed outside this library)",
+        ) from None
+
+
+def _shown(value: object) -> str:
+    """A stored value as an error quotes it: its repr, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+_SHOWN = 80
+"""Characters of a stored value quoted in a ResumeError."""
+
+
 def _label(identity: tuple[object, object] | None) -> str:
     return "(unknown)" if identity is None else f"{identity[0]}/{identity[1]}"
 
@@ -306,7 +368,7 @@ async def _session(
             reason=f"it records into session {session_id}, not {given.session_id}; pass "
             "that session, or none to have it rebuilt from its log",
         )
-    session = given if given is not None else Session(session_id=UUID(session_id))
+    session = given if given is not None else Session(session_id=_uuid(evaluation_id, session_id))
     if isinstance(session, Session) and _empty(session):
         for stored in await store.read(session_id):
             event = load_document(EVENT_DOCUMENT, _object(stored.document))
@@ -320,6 +382,18 @@ async def _session(
                     exc_info=error,
                 )
     return session
+
+
+def _uuid(evaluation_id: str, session_id: str) -> UUID:
+    """The id of the session to rebuild, which its checkpoint keeps as text."""
+    try:
+        return UUID(session_id)
+    except ValueError:
+        raise ResumeError(
+            evaluation_id=evaluation_id,
+            reason=f"the 'session_id' of its checkpoint document is {_shown(session_id)}, "
+            "not a UUID (it was changed outside this library)",
+        ) from None
 
 
 def _empty(session: Session) -> bool:
