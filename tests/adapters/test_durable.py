@@ -339,6 +339,38 @@ def test_a_checkpoint_document_changed_by_hand_is_a_resume_error(
     assert model.seen == seen
 
 
+def test_a_recorded_step_the_run_never_reaches_fails_the_resume(store: SyncStore) -> None:
+    """A step added by hand would keep the rest of the run out of the log: it fails instead."""
+    model = Model(fail_round_two=True, seen=[])
+    prompt = topic_prompt(lookup_tool([]))
+    with store:
+        with pytest.raises(PromptEvaluationError, match="the model is down"):
+            adapter(model).evaluate(
+                prompt,
+                Topic(name="t"),
+                store=store,
+                session=Session(session_id=SESSION),
+                evaluation_id="e1",
+            )
+        for index in range(6):
+            store.record_step("e1", f"round:9/call:ghost{index}", {"event": None})
+        with pytest.raises(PromptEvaluationError) as caught:
+            adapter(model).resume("e1", prompt.template, store=store)
+        checkpoint = store.load_checkpoint("e1")
+        types = log_types(store)
+    assert caught.value.message == (
+        "[request] prompt 'topics': evaluation 'e1' records steps this run never reaches "
+        "('round:9/call:ghost0', "
+        "'round:9/call:ghost1', 'round:9/call:ghost2', 'round:9/call:ghost3', "
+        "'round:9/call:ghost4' and 1 more) before its step 'round:2/send'; its steps were "
+        "changed outside this library: remove those rows, or start the evaluation again"
+    )
+    assert model.seen == [1, 2]  # round 2 is not sent again
+    assert checkpoint is not None
+    assert checkpoint.status == "failed"
+    assert types[-2:] == ["PromptFailed", "PromptFailed"]  # the refusal is in the log
+
+
 class TestResumeAfterFailure:
     def test_a_failed_evaluation_resumes_from_its_last_step(self, store: SyncStore) -> None:
         """Round 1 is not sent or run again; the log keeps the failure, then the rest."""

@@ -56,6 +56,9 @@ FINAL_STEP = "final"
 
 type Mark = Literal["logged", "replayed"]
 
+_UNREACHED_SHOWN = 5
+"""Keys of unreached recorded steps named in the error (the rest are counted)."""
+
 
 def event_record(event: object) -> NewEvent:
     """``event`` as a row of a session log: its type name and its ``EVENT_DOCUMENT``."""
@@ -184,6 +187,8 @@ class DurableSteps:
         """The recorded reply (after checking the request), or the exchange, recorded."""
         if key in self._journal:
             return self._replayed_send(key, request, self._journal.pop(key))
+        if self._journal:
+            raise self._unreached(key)
         sent = await run()
         document: JSONValue = {
             "reply": dump_typed(sent.reply),
@@ -194,6 +199,26 @@ class DurableSteps:
         if step.document == document:
             return sent
         return self._replayed_send(key, request, step.document)  # another process was first
+
+    def _unreached(self, key: str) -> PromptEvaluationError:
+        """The failure of a run about to send ``key`` live while recorded steps remain.
+
+        Sends go one at a time and each follows every step before it, so a step still
+        in the journal here is one this run never reaches (a row changed or added by
+        hand). Carrying on would replay nothing more, and would keep every live event
+        out of the log and from the subscribers, since the journal is never used up.
+        """
+        unreached = sorted(self._journal)
+        shown = ", ".join(map(repr, unreached[:_UNREACHED_SHOWN]))
+        if len(unreached) > _UNREACHED_SHOWN:
+            shown += f" and {len(unreached) - _UNREACHED_SHOWN} more"
+        return PromptEvaluationError(
+            f"evaluation {self._evaluation_id!r} records steps this run never reaches "
+            f"({shown}) before its step {key!r}; its steps were changed outside this "
+            "library: remove those rows, or start the evaluation again",
+            prompt_name=self._prompt_name,
+            phase="request",
+        )
 
     def _replayed_send[ReplyT](
         self, key: str, request: object, document: JSONValue
