@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -369,6 +371,35 @@ def test_a_recorded_step_the_run_never_reaches_fails_the_resume(store: SyncStore
     assert checkpoint is not None
     assert checkpoint.status == "failed"
     assert types[-2:] == ["PromptFailed", "PromptFailed"]  # the refusal is in the log
+
+
+@pytest.mark.parametrize(
+    ("key", "document", "message"),
+    [
+        (
+            "round:1/send",
+            json.dumps(list(range(40))),
+            "records no 'reply' (its document is [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+            "13, 14, 15, 16, 17, 18, 19, 20, 21...); it was",
+        ),
+        ("round:1/call:c1", "{}", "step 'round:1/call:c1' of evaluation 'e1' records no 'event' "),
+    ],
+)
+def test_a_recorded_step_changed_by_hand_fails_the_resume_naming_it(
+    store: SyncStore, tmp_path: Path, key: str, document: str, message: str
+) -> None:
+    """A step document of the wrong shape is a PromptEvaluationError naming the step."""
+    model = Model(fail_round_two=True, seen=[])
+    prompt = topic_prompt(lookup_tool([]))
+    with store:
+        with pytest.raises(PromptEvaluationError, match="the model is down"):
+            adapter(model).evaluate(prompt, Topic(name="t"), store=store, evaluation_id="e1")
+        with closing(sqlite3.connect(tmp_path / "durable.db")) as raw, raw:
+            raw.execute("UPDATE wink_steps SET document = ? WHERE step_key = ?", (document, key))
+        with pytest.raises(PromptEvaluationError) as caught:
+            adapter(model).resume("e1", prompt.template, store=store)
+    assert message in caught.value.message
+    assert caught.value.message.endswith("; it was changed outside this library")
 
 
 class TestResumeAfterFailure:

@@ -223,7 +223,7 @@ class DurableSteps:
     def _replayed_send[ReplyT](
         self, key: str, request: object, document: JSONValue
     ) -> Sent[ReplyT]:
-        assert isinstance(document, dict)
+        document = self._member(key, document, "reply")
         changes = self._fingerprints.changes(document.get("fingerprint"), request)
         if changes:
             round_number = int(key.split("/", maxsplit=1)[0].removeprefix("round:"))
@@ -241,7 +241,7 @@ class DurableSteps:
     ) -> ToolInvoked:
         """The recorded outcome, or the call run and recorded with the events it published."""
         if key in self._journal:
-            return self._replayed_call(self._journal.pop(key))
+            return self._replayed_call(key, self._journal.pop(key))
         bucket = _CallBucket(bus=self._bus, records=[])
         token = _CALL.set(bucket)
         try:
@@ -261,15 +261,25 @@ class DurableSteps:
             ) from exc
         step = await self._record(key, document, records)
         if step.document != document:
-            return self._replayed_call(step.document)  # another process was first
+            return self._replayed_call(key, step.document)  # another process was first
         self._bus.mark(event, "logged")
         return event
 
-    def _replayed_call(self, document: JSONValue) -> ToolInvoked:
-        assert isinstance(document, dict)
-        event = parse_typed(ToolInvoked, document["event"])
+    def _replayed_call(self, key: str, document: JSONValue) -> ToolInvoked:
+        event = parse_typed(ToolInvoked, self._member(key, document, "event")["event"])
         self._bus.mark(event, "replayed")
         return event
+
+    def _member(self, key: str, document: JSONValue, name: str) -> dict[str, JSONValue]:
+        """A recorded step's document, an object holding ``name`` (as every step records)."""
+        if isinstance(document, dict) and name in document:
+            return document
+        raise PromptEvaluationError(
+            f"step {key!r} of evaluation {self._evaluation_id!r} records no {name!r} "
+            f"(its document is {_shown(document)}); it was changed outside this library",
+            prompt_name=self._prompt_name,
+            phase="tool" if name == "event" else "request",
+        )
 
     async def approval(self, key: str, call: ToolCall, tool: Tool[Any, Any]) -> Decision | None:
         """The stored decision; without one, the call is stored as waiting for a person."""
@@ -361,6 +371,16 @@ class DurableSteps:
             events=events,
         )
         self._saved = (round_number, status)
+
+
+def _shown(document: JSONValue) -> str:
+    """A stored document as an error quotes it, cut to a readable length."""
+    text = repr(document)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+_SHOWN = 80
+"""Characters of a recorded document quoted in an error."""
 
 
 def _arguments(call: ToolCall) -> JSONValue:
