@@ -26,6 +26,7 @@ from weakincentives import errors
         errors.SchemaVersionError(location="x.db", found=2, supported=1),
         errors.FormatVersionError(record="event 1 of session 's'", found=2, supported=1),
         errors.DocumentError(record="event 0", reason="NaN"),
+        errors.StoredRowError(record="event 1 of session 's'", reason="its seq is -1"),
         errors.CheckpointConflictError(evaluation_id="e", round=1, stored_round=2),
         errors.ApprovalConflictError(
             evaluation_id="e", call_id="c", decision="denied", stored_decision="approved"

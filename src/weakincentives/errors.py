@@ -811,9 +811,7 @@ class FormatVersionError(StoreError):
 class DocumentError(StoreError):
     """A document given to a store is not JSON it can keep (NaN, a set, a lone surrogate).
 
-    ``record`` names where it was going (``event 2 of the batch for session 's1'``). Also
-    raised on reading a stored document that does not decode (a row changed outside the
-    store); ``record`` then names the row (``event 3 of session 's1'``).
+    ``record`` names where it was going (``event 2 of the batch for session 's1'``).
     """
 
     record: str
@@ -821,6 +819,23 @@ class DocumentError(StoreError):
 
     def __init__(self, *, record: str, reason: str) -> None:
         super().__init__(f"{record} is not storable JSON: {reason}")
+        self.record = record
+        self.reason = reason
+
+
+class StoredRowError(StoreError):
+    """A stored row does not read back as the store writes it; it is refused, not misread.
+
+    The row was changed outside the store (a hand edit, another program): its document
+    does not decode, or a column holds what the store never writes. ``record`` names the
+    row (``event 3 of session 's1'``), ``reason`` what is wrong with it.
+    """
+
+    record: str
+    reason: str
+
+    def __init__(self, *, record: str, reason: str) -> None:
+        super().__init__(f"{record} cannot be read: {reason} (was it changed outside the store?)")
         self.record = record
         self.reason = reason
 

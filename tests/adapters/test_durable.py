@@ -402,6 +402,33 @@ def test_a_recorded_step_changed_by_hand_fails_the_resume_naming_it(
     assert caught.value.message.endswith("; it was changed outside this library")
 
 
+def test_an_event_of_the_log_changed_by_hand_is_a_resume_error(
+    store: SyncStore, tmp_path: Path
+) -> None:
+    """Rebuilding the session from its log refuses a row that holds no event document."""
+    model = Model(fail_round_two=True, seen=[])
+    prompt = topic_prompt(lookup_tool([]))
+    with store:
+        with pytest.raises(PromptEvaluationError, match="the model is down"):
+            adapter(model).evaluate(
+                prompt,
+                Topic(name="t"),
+                store=store,
+                session=Session(session_id=SESSION),
+                evaluation_id="e1",
+            )
+        with closing(sqlite3.connect(tmp_path / "durable.db")) as raw, raw:
+            raw.execute("UPDATE wink_events SET document = '[1, 2]' WHERE seq = 2")
+        seen = list(model.seen or ())
+        with pytest.raises(ResumeError) as caught:
+            adapter(model).resume("e1", prompt.template, store=store)
+    assert caught.value.reason == (
+        f"event 2 of its session {SESSION} is [1, 2], not an event document (it was "
+        "changed outside this library)"
+    )
+    assert model.seen == seen  # nothing was sent
+
+
 class TestResumeAfterFailure:
     def test_a_failed_evaluation_resumes_from_its_last_step(self, store: SyncStore) -> None:
         """Round 1 is not sent or run again; the log keeps the failure, then the rest."""

@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from tests.store.conftest import Backend
-from weakincentives.errors import DocumentError, FormatVersionError, StoreUsageError
+from weakincentives.errors import FormatVersionError, StoredRowError, StoreUsageError
 from weakincentives.store import NewEvent, SyncStore
 from weakincentives.store._records import FORMAT_VERSION
 
@@ -115,9 +115,9 @@ CORRUPTED: dict[str, tuple[str, str]] = {
 """The table and column of each kind of row's document."""
 
 NOT_DECODABLE: dict[str, tuple[str, str]] = {
-    "invalid": ('{"v": ', "its stored text does not decode: Expecting value"),
-    "nan": ("[NaN]", "its stored text does not decode: NaN is not JSON"),
-    "too deep": ("[" * 100_000 + "]" * 100_000, "its stored text does not decode: it is nested"),
+    "invalid": ('{"v": ', "its document does not decode: Expecting value"),
+    "nan": ("[NaN]", "its document does not decode: NaN is not JSON"),
+    "too deep": ("[" * 100_000 + "]" * 100_000, "its document does not decode: it is nested"),
 }
 """Stored text SQLite keeps (PostgreSQL's json refuses it), and what the refusal says."""
 
@@ -140,12 +140,12 @@ def overwrite(backend: Backend, table: str, column: str, text: object) -> None:
         )
 
 
-def refused(backend: Backend, store: SyncStore, kind: str, text: object) -> DocumentError:
+def refused(backend: Backend, store: SyncStore, kind: str, text: object) -> StoredRowError:
     """The error reading the ``kind`` of row raises once its document is ``text``."""
     write, read, record = READS[kind]
     write(store)
     overwrite(backend, *CORRUPTED[kind], text)
-    with pytest.raises(DocumentError, match=f"^{record} is not storable JSON: ") as raised:
+    with pytest.raises(StoredRowError, match=f"^{record} cannot be read: ") as raised:
         read(store)
     assert raised.value.record == record
     return raised.value
@@ -155,9 +155,9 @@ def refused(backend: Backend, store: SyncStore, kind: str, text: object) -> Docu
 def test_a_stored_integer_python_cannot_read_is_refused_naming_its_row(
     backend: Backend, store: SyncStore, kind: str
 ) -> None:
-    """A document changed outside the store is a DocumentError naming its row."""
+    """A document changed outside the store is a StoredRowError naming its row."""
     error = refused(backend, store, kind, LONG_INTEGER)
-    assert error.reason.startswith("its stored text does not decode: Exceeds the limit")
+    assert error.reason.startswith("its document does not decode: Exceeds the limit")
 
 
 @pytest.mark.parametrize("kind", list(READS))
@@ -177,4 +177,78 @@ def test_a_document_stored_as_a_blob_is_refused(tmp_path: Path) -> None:
     backend = Backend("sqlite", str(tmp_path / "store.db"))
     with backend.sync() as store:
         error = refused(backend, store, "event", b"{}")
-    assert error.reason == "it is stored as bytes, not as JSON text"
+    assert error.reason == "its document is stored as bytes, not as JSON text"
+
+
+COLUMNS: dict[str, tuple[str, str, str, object, str]] = {
+    "event version": ("event", "wink_events", "format_version", "abc", "not a count"),
+    "event seq": ("event", "wink_events", "seq", "x", "not a count"),
+    "event time": ("event", "wink_events", "created_at", "yesterday", "not a time"),
+    "naive time": ("event", "wink_events", "created_at", "2026-01-01T00:00:00", "not a time"),
+    "time as bytes": ("event", "wink_events", "created_at", b"\x00", "not a time"),
+    "checkpoint round": ("checkpoint", "wink_checkpoints", "round", "abc", "not a count"),
+    "checkpoint time": ("checkpoint", "wink_checkpoints", "saved_at", "", "not a time"),
+    "step time": ("steps", "wink_steps", "recorded_at", "x", "not a time"),
+    "approval time": ("approvals", "wink_approvals", "requested_at", "x", "not a time"),
+    "decision time": ("approvals", "wink_approvals", "decided_at", "x", "not a time"),
+}
+"""Columns SQLite lets a hand edit fill with anything: kind of row, table, column, value,
+and what the refusal says of it."""
+
+
+@pytest.mark.parametrize("case", list(COLUMNS))
+def test_a_sqlite_column_changed_by_hand_is_refused_naming_its_row(
+    tmp_path: Path, case: str
+) -> None:
+    """SQLite does not enforce column types: a value the store never writes is refused."""
+    kind, table, column, value, says = COLUMNS[case]
+    backend = Backend("sqlite", str(tmp_path / "store.db"))
+    with backend.sync() as store:
+        write, read, record = READS[kind]
+        write(store)
+        overwrite(backend, table, column, value)
+        with pytest.raises(StoredRowError) as raised:
+            read(store)
+    assert raised.value.record == (
+        "event x of session 's1'" if column == "seq" else record
+    )  # the row as the store reads it
+    assert raised.value.reason == f"its {column} is {value!r}, {says}" + (
+        " with its UTC offset" if says == "not a time" else ""
+    )
+
+
+@pytest.mark.parametrize(
+    ("read", "table", "column", "value", "record"),
+    [
+        ("sessions", "wink_sessions", "last_seq", "many", "session 's1'"),
+        ("sessions", "wink_sessions", "updated_at", "x", "session 's1'"),
+        ("evaluations", "wink_checkpoints", "round", 1.5, "the checkpoint of evaluation 'e'"),
+        ("evaluations", "wink_checkpoints", "saved_at", "x", "the checkpoint of evaluation 'e'"),
+        (
+            "older save",
+            "wink_checkpoints",
+            "format_version",
+            "x",
+            "the checkpoint of evaluation 'e'",
+        ),
+        ("older save", "wink_checkpoints", "round", "x", "the checkpoint of evaluation 'e'"),
+    ],
+)
+def test_listings_and_conflicts_refuse_a_column_changed_by_hand(
+    tmp_path: Path, read: str, table: str, column: str, value: object, record: str
+) -> None:
+    """The summaries and a refused save check the columns they read, too."""
+    backend = Backend("sqlite", str(tmp_path / "store.db"))
+    with backend.sync() as store:
+        store.append("s1", [NewEvent(type_name="tests:E", document={})])
+        store.save_checkpoint("e", round=3, status="running", document={})
+        overwrite(backend, table, column, value)
+        reads: dict[str, Callable[[], object]] = {
+            "sessions": store.list_sessions,
+            "evaluations": store.list_evaluations,
+            "older save": lambda: store.save_checkpoint(
+                "e", round=1, status="running", document={}
+            ),
+        }
+        with pytest.raises(StoredRowError, match=f"^{record} cannot be read: its {column} is"):
+            reads[read]()

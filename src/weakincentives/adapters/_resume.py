@@ -353,11 +353,6 @@ def _label(identity: tuple[object, object] | None) -> str:
     return "(unknown)" if identity is None else f"{identity[0]}/{identity[1]}"
 
 
-def _object(value: JSONValue) -> Mapping[str, object]:
-    assert isinstance(value, dict)
-    return value
-
-
 async def _session(
     store: Store, evaluation_id: str, session_id: str, given: SessionProtocol | None
 ) -> SessionProtocol:
@@ -371,7 +366,14 @@ async def _session(
     session = given if given is not None else Session(session_id=_uuid(evaluation_id, session_id))
     if isinstance(session, Session) and _empty(session):
         for stored in await store.read(session_id):
-            event = load_document(EVENT_DOCUMENT, _object(stored.document))
+            if not isinstance(stored.document, dict):
+                raise ResumeError(
+                    evaluation_id=evaluation_id,
+                    reason=f"event {stored.seq} of its session {session_id} is "
+                    f"{_shown(stored.document)}, not an event document (it was changed "
+                    "outside this library)",
+                )
+            event = load_document(EVENT_DOCUMENT, stored.document)
             try:
                 session.apply(event)
             except Exception as error:  # as when the event was first recorded: reported, kept going

@@ -11,7 +11,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import NoReturn, TypeGuard
 
-from weakincentives.errors import DocumentError, FormatVersionError, StoreUsageError
+from weakincentives.errors import (
+    DocumentError,
+    FormatVersionError,
+    StoredRowError,
+    StoreUsageError,
+)
 from weakincentives.serde import JSONValue
 from weakincentives.store._records import (
     APPROVAL_DECISIONS,
@@ -142,27 +147,32 @@ def encode_events(session_id: str, events: object) -> list[tuple[str, str]]:
 
 
 def decode(text: object, *, record: str) -> JSONValue:
-    """A stored document back from its JSON text, or :class:`DocumentError` naming ``record``.
+    """A stored document back from its JSON text, or :class:`StoredRowError` naming ``record``.
 
     The row may have been changed outside the store: text that is not JSON, or JSON that
     :func:`encode` never writes (NaN, infinities, integers longer than Python reads,
     nesting deeper than Python recurses), is refused rather than misread.
     """
     if not isinstance(text, str):
-        raise DocumentError(
-            record=record, reason=f"it is stored as {type(text).__name__}, not as JSON text"
+        raise StoredRowError(
+            record=record,
+            reason=f"its document is stored as {type(text).__name__}, not as JSON text",
         )
     try:
-        value: JSONValue = json.loads(text, parse_constant=_refuse_constant)
+        value: JSONValue = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
-        raise DocumentError(
-            record=record, reason=f"its stored text does not decode: {_reason(exc)}"
+        raise StoredRowError(
+            record=record, reason=f"its document does not decode: {_reason(exc)}"
         ) from exc
     return value
 
 
 def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Made once: ``json.loads`` with any option builds a new decoder on every call."""
 
 
 def check_format(found: int, supported: int, *, record: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from weakincentives.errors import (
     ApprovalConflictError,
     CheckpointConflictError,
+    StoredRowError,
     UnknownApprovalError,
 )
 from weakincentives.store._checks import check_format, decode
@@ -50,25 +51,27 @@ def event(session_id: str, row: Row, supported: int, stamp: Stamp) -> StoredEven
     """``seq, type_name, format_version, document, created_at`` of ``session_id``."""
     seq, type_name, format_version, document, created_at = row
     record = f"event {seq} of session {session_id!r}"
+    format_version = _whole(format_version, record, "format_version")
     check_format(format_version, supported, record=record)
     return StoredEvent(
         session_id=session_id,
-        seq=seq,
+        seq=_whole(seq, record, "seq"),
         type_name=type_name,
         document=decode(document, record=record),
         format_version=format_version,
-        created_at=stamp(created_at),
+        created_at=_time(stamp, created_at, record, "created_at"),
     )
 
 
 def session_summary(row: Row, stamp: Stamp) -> SessionSummary:
     """``session_id, last_seq, created_at, updated_at``."""
     session_id, last_seq, created_at, updated_at = row
+    record = f"session {session_id!r}"
     return SessionSummary(
         session_id=session_id,
-        last_seq=last_seq,
-        created_at=stamp(created_at),
-        updated_at=stamp(updated_at),
+        last_seq=_whole(last_seq, record, "last_seq"),
+        created_at=_time(stamp, created_at, record, "created_at"),
+        updated_at=_time(stamp, updated_at, record, "updated_at"),
     )
 
 
@@ -76,15 +79,16 @@ def checkpoint(evaluation_id: str, row: Row, supported: int, stamp: Stamp) -> Ch
     """``round, status, session_id, format_version, document, saved_at``."""
     round_, status, session_id, format_version, document, saved_at = row
     record = f"the checkpoint of evaluation {evaluation_id!r}"
+    format_version = _whole(format_version, record, "format_version")
     check_format(format_version, supported, record=record)
     return Checkpoint(
         evaluation_id=evaluation_id,
-        round=round_,
+        round=_whole(round_, record, "round"),
         status=status,
         session_id=session_id,
         document=decode(document, record=record),
         format_version=format_version,
-        saved_at=stamp(saved_at),
+        saved_at=_time(stamp, saved_at, record, "saved_at"),
     )
 
 
@@ -106,23 +110,25 @@ def saved_checkpoint(write: CheckpointWrite, format_version: int, now: datetime)
 def refuse_checkpoint(write: CheckpointWrite, stored: Row, supported: int) -> NoReturn:
     """Why a save was refused: the stored ``(round, format_version)`` is ahead of it."""
     stored_round, stored_format = stored
-    check_format(
-        stored_format, supported, record=f"the checkpoint of evaluation {write.evaluation_id!r}"
-    )
+    record = f"the checkpoint of evaluation {write.evaluation_id!r}"
+    check_format(_whole(stored_format, record, "format_version"), supported, record=record)
     raise CheckpointConflictError(
-        evaluation_id=write.evaluation_id, round=write.round, stored_round=stored_round
+        evaluation_id=write.evaluation_id,
+        round=write.round,
+        stored_round=_whole(stored_round, record, "round"),
     )
 
 
 def evaluation_summary(row: Row, stamp: Stamp) -> EvaluationSummary:
     """``evaluation_id, round, status, session_id, saved_at``."""
     evaluation_id, round_, status, session_id, saved_at = row
+    record = f"the checkpoint of evaluation {evaluation_id!r}"
     return EvaluationSummary(
         evaluation_id=evaluation_id,
-        round=round_,
+        round=_whole(round_, record, "round"),
         status=status,
         session_id=session_id,
-        saved_at=stamp(saved_at),
+        saved_at=_time(stamp, saved_at, record, "saved_at"),
     )
 
 
@@ -130,13 +136,14 @@ def step(evaluation_id: str, row: Row, supported: int, stamp: Stamp) -> Step:
     """``step_key, format_version, document, recorded_at`` of ``evaluation_id``."""
     key, format_version, document, recorded_at = row
     record = f"step {key!r} of evaluation {evaluation_id!r}"
+    format_version = _whole(format_version, record, "format_version")
     check_format(format_version, supported, record=record)
     return Step(
         evaluation_id=evaluation_id,
         key=key,
         document=decode(document, record=record),
         format_version=format_version,
-        recorded_at=stamp(recorded_at),
+        recorded_at=_time(stamp, recorded_at, record, "recorded_at"),
     )
 
 
@@ -145,6 +152,7 @@ def approval(row: Row, supported: int, stamp: Stamp) -> Approval:
     evaluation_id, call_id, tool_name, format_version, arguments, requested_at = row[:6]
     decision, message, decided_at = row[6:]
     record = f"the approval of call {call_id!r} of evaluation {evaluation_id!r}"
+    format_version = _whole(format_version, record, "format_version")
     check_format(format_version, supported, record=record)
     return Approval(
         evaluation_id=evaluation_id,
@@ -152,11 +160,31 @@ def approval(row: Row, supported: int, stamp: Stamp) -> Approval:
         tool_name=tool_name,
         arguments=decode(arguments, record=record),
         format_version=format_version,
-        requested_at=stamp(requested_at),
+        requested_at=_time(stamp, requested_at, record, "requested_at"),
         decision=decision,
         message=message,
-        decided_at=None if decided_at is None else stamp(decided_at),
+        decided_at=None if decided_at is None else _time(stamp, decided_at, record, "decided_at"),
     )
+
+
+def _whole(value: object, record: str, column: str) -> int:
+    """A count column as read; SQLite keeps any value a hand edit wrote, so it is checked."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise StoredRowError(record=record, reason=f"its {column} is {value!r}, not a count")
+
+
+def _time(stamp: Stamp, value: object, record: str, column: str) -> datetime:
+    """A timestamp column as an aware datetime; a hand-edited one is refused, not guessed."""
+    try:
+        moment = stamp(value)
+    except (TypeError, ValueError):
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise StoredRowError(
+            record=record, reason=f"its {column} is {value!r}, not a time with its UTC offset"
+        )
+    return moment
 
 
 def decide(verdict: Verdict, row: Row | None, now: object) -> tuple[Row, bool]:
