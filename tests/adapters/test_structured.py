@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field, make_dataclass
 
 import pytest
@@ -208,3 +209,22 @@ class TestWrappedAnswers:
         block = f"```json\n{self.ANSWER}\n```"
         with pytest.raises(PromptEvaluationError, match="is not valid JSON for Flat"):
             parse_structured_output(self.FLAT, f"A:\n{block}\nB:\n{block}", prompt_name="p")
+
+    @pytest.mark.parametrize(
+        "text",
+        ["```" + " " * 3000 + "x", "A```" + " " * 3000 + "x", "```json\n{}" + " " * 3000 + "x"],
+        ids=["fence-then-spaces", "prose-then-fence", "fenced-answer-then-spaces"],
+    )
+    def test_a_long_run_of_spaces_is_read_in_linear_time(self, text: str) -> None:
+        """A fence followed by spaces and no closing fence is a parse error, found at once.
+
+        The fence pattern once had three runs that could each take the spaces (after the
+        language, in the block, before the closing fence), so matching backtracked over
+        every split: 3,000 spaces took about 17 s of CPU, 5,000 over a minute. The bound
+        is generous so only a super-linear reading can miss it.
+        """
+        started = time.process_time()
+        with pytest.raises(PromptEvaluationError) as info:
+            parse_structured_output(self.FLAT, text, prompt_name="p")
+        assert time.process_time() - started < 2.0
+        assert info.value.phase == "parse"

@@ -144,7 +144,10 @@ def _parse_items(item_type: type[Any], data: object) -> list[object]:
     return parsed
 
 
-_WHOLE_FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\r?\n?(.*?)\s*```", re.DOTALL)
+_WHOLE_FENCE = re.compile(r"(?>```[a-zA-Z]*[ \t]*\r?\n?)(.*?)```", re.DOTALL)
+"""A fenced block; its text ends with whitespace the caller strips. The opener is atomic
+and no run of whitespace sits next to the lazy block, so matching is linear: each
+character is tried once as the block's end, never once per way of splitting a run."""
 _OPEN_FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\r?\n")
 
 
@@ -160,7 +163,7 @@ def _answer_json(text: str) -> JSONValue:
     stripped = text.strip()
     whole = _WHOLE_FENCE.fullmatch(stripped)
     if whole is not None:
-        return loads(whole.group(1))
+        return loads(whole.group(1).rstrip())
     opened = _OPEN_FENCE.match(stripped)
     if opened is not None and "```" not in stripped[opened.end() :]:
         try:
@@ -177,4 +180,4 @@ def _answer_json(text: str) -> JSONValue:
         blocks = _WHOLE_FENCE.findall(stripped)
         if len(blocks) != 1:
             raise
-        return loads(blocks[0])
+        return loads(blocks[0].rstrip())
