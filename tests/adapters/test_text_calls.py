@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from typing import Any
 
 import pytest
@@ -132,6 +133,37 @@ class TestRecoveringCalls:
         found = recover_text_calls(text, OFFERED, id_prefix="t")
         assert found.calls == ()
         assert found.text == text
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "```" + " " * 40_000 + "x",
+            "<tool_call>" * 9_000,
+        ],
+        ids=["fence-then-spaces", "many-unclosed-tags"],
+    )
+    def test_the_search_takes_linear_time(self, text: str) -> None:
+        """A reply the length the search allows is searched in linear time, not quadratic.
+
+        The fence pattern had two runs of spaces around the optional language, tried at
+        every split (40,000 spaces took about 8 s of CPU, 100,000 about 48 s), and each
+        unclosed ``<tool_call>`` tag was searched to the end of the reply (9,000 of
+        them took about 4 s). The bound is generous so only a quadratic search misses it.
+        """
+        started = time.process_time()
+        found = recover_text_calls(text, OFFERED, id_prefix="t")
+        assert time.process_time() - started < 1.0
+        assert (found.calls, found.text) == ((), text)
+
+    def test_a_tag_inside_a_tagged_block_belongs_to_the_block(self) -> None:
+        """Blocks are read as before: a block runs from its tag to the first closing tag."""
+        text = (
+            '<tool_call>{"name": "get_weather", "arguments": {}}<tool_call></tool_call>\n'
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Lisbon"}}</tool_call>'
+        )
+        found = recover_text_calls(text, OFFERED, id_prefix="t")
+        assert [json.loads(call.arguments) for call in found.calls] == [LISBON]
+        assert found.text.startswith('<tool_call>{"name": "get_weather", "arguments": {}}')
 
     def test_nothing_is_read_when_no_tool_was_offered(self) -> None:
         """Without offered tools there is nothing a call could name."""

@@ -51,8 +51,11 @@ it), but no provider replays them: the turn is rebuilt from its text and calls, 
 next request shows the calls as structured calls answered by their results.
 """
 
-_FENCE = re.compile(r"```[ \t]*(?:json|tool_call|tool_code)?[ \t]*\r?\n(.*?)```", re.DOTALL)
-_TAGS = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_FENCE = re.compile(r"(?>```[ \t]*(?:json|tool_call|tool_code)?[ \t]*)\r?\n(.*?)```", re.DOTALL)
+"""A fenced block. The opener is atomic: its two runs of spaces are not re-split when no
+line end follows, which made a fence followed by a long run of spaces quadratic."""
+_OPEN_TAG = "<tool_call>"
+_CLOSE_TAG = "</tool_call>"
 _OPENERS = ("```", "<tool_call>")
 _LONGEST_OPENER = max(len(opener) for opener in _OPENERS)
 _EMPTY_BLOCK = re.compile(
@@ -148,12 +151,29 @@ def holds_only_empty_markup(text: str) -> bool:
 
 def _candidates(text: str) -> Iterator[tuple[int, int, str]]:
     """``(start, end, inner text)`` of each place a call may be written, in order."""
-    matches = [*_FENCE.finditer(text), *_TAGS.finditer(text)]
-    if not matches:
+    found = [(match.start(), match.end(), match.group(1)) for match in _FENCE.finditer(text)]
+    found.extend(_tagged(text))
+    if not found:
         yield 0, len(text), text
         return
-    for match in sorted(matches, key=lambda m: m.start()):
-        yield match.start(), match.end(), match.group(1)
+    yield from sorted(found, key=lambda candidate: candidate[0])
+
+
+def _tagged(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each ``<tool_call>`` block: from a tag to the first closing tag after it.
+
+    Found with ``str.find`` from where the last block ended, so each character is read
+    once; a tag with no closing tag after it ends the search, as no later tag has one.
+    """
+    start = text.find(_OPEN_TAG)
+    while start >= 0:
+        inner = start + len(_OPEN_TAG)
+        close = text.find(_CLOSE_TAG, inner)
+        if close < 0:
+            return
+        end = close + len(_CLOSE_TAG)
+        yield start, end, text[inner:close]
+        start = text.find(_OPEN_TAG, end)
 
 
 def _calls_in(inner: str, offered: frozenset[str]) -> list[tuple[str, str]] | None:
