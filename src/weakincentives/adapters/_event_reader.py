@@ -38,6 +38,19 @@ class EventReader:
             )
         return data
 
+    def _event_kind(self, data: Mapping[str, JSONValue], event: ServerEvent) -> str | None:
+        """The event's ``type`` (its ``event:`` name when the data has none).
+
+        A type that is not a string is phase ``response``: readers look types up in
+        sets, where a list or an object would raise a bare ``TypeError``.
+        """
+        kind = data.get("type", event.event)
+        if kind is not None and not isinstance(kind, str):
+            raise self._broken(
+                f"a stream event's type is {type(kind).__name__}, not a string", payload=data
+            )
+        return kind
+
     def _broken(
         self, reason: str, payload: Mapping[str, JSONValue] | None = None
     ) -> PromptEvaluationError:

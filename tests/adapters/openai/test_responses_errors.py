@@ -366,6 +366,11 @@ class TestUninterpretableReplies:
                 ),
                 "a function_call item needs string call_id, name and arguments",
             ),
+            (response_body({"type": ["message"]}), "output[0] has no string type"),
+            (
+                response_body({"type": "message", "content": []}, {"type": {"kind": "x"}}),
+                "output[1] has no string type",
+            ),
         ],
         ids=[
             "no-output",
@@ -375,6 +380,8 @@ class TestUninterpretableReplies:
             "text-missing",
             "arguments-missing",
             "call-id-not-string",
+            "type-a-list",
+            "type-an-object",
         ],
     )
     def test_shapes_the_adapter_cannot_read_are_response_errors(

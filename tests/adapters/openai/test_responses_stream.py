@@ -74,6 +74,21 @@ def test_deltas_that_contradict_the_closing_body_fail_the_evaluation(
     assert session.select(PromptFailed)[0].phase == "response"
 
 
+@pytest.mark.parametrize("kind", [["response.completed"], {"name": "error"}, 7])
+def test_an_event_type_that_is_not_a_string_is_a_response_error(
+    openai_loopback: OpenAILoopback, kind: JSONValue
+) -> None:
+    """A list or object type once escaped as a bare TypeError (looked up in a set)."""
+    event = {"type": kind, "response": response_body(message("Sunny."))}
+    data = f"data: {json.dumps(event)}\n\n"
+    openai_loopback.reply(Reply(raw=data.encode(), headers={"content-type": "text/event-stream"}))
+    with pytest.raises(PromptEvaluationError) as caught:
+        openai_loopback.adapter(stream=True).evaluate(PROMPT)
+    assert caught.value.phase == "response"
+    assert caught.value.reason == (f"a stream event's type is {type(kind).__name__}, not a string")
+    assert caught.value.provider_payload == event
+
+
 def test_a_last_event_without_a_blank_line_after_it_still_counts(
     openai_loopback: OpenAILoopback,
 ) -> None:

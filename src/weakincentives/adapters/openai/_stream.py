@@ -41,7 +41,7 @@ class ResponsesStreamReader(EventReader):
         if self._final is not None or event.data.strip() == "[DONE]":
             return
         data = self._event_object(event)
-        kind = data.get("type", event.event)
+        kind = self._event_kind(data, event)
         if kind == "response.output_text.delta":
             delta = data.get("delta")
             if isinstance(delta, str):

@@ -217,11 +217,13 @@ def parse_response_body(
     refusals: list[str] = []
     calls: list[ToolCall] = []
     items: list[Mapping[str, JSONValue]] = []
-    for item in output:
+    for index, item in enumerate(output):
         if not isinstance(item, dict):
             raise malformed("an output item is not an object", payload, prompt_name)
-        items.append(item)
         kind = item.get("type")
+        if not isinstance(kind, str):
+            raise malformed(f"output[{index}] has no string type", payload, prompt_name)
+        items.append(item)
         native = (
             None if offer is None else read_native_call(item, offer, _text_or_none(response_id))
         )
