@@ -419,13 +419,23 @@ class TestReplies:
                 "the reply ended for a reason this adapter does not know "
                 "(stop_reason 'compaction')",
             ),
+            (
+                ["end_turn"],
+                "the reply ended for a reason this adapter does not know "
+                "(stop_reason ['end_turn'])",
+            ),
+            (
+                {"reason": "end_turn"},
+                "the reply ended for a reason this adapter does not know "
+                "(stop_reason {'reason': 'end_turn'})",
+            ),
         ],
     )
     def test_other_stops_are_response_errors(
-        self, openai_loopback: OpenAILoopback, stop: str, reason: str
+        self, openai_loopback: OpenAILoopback, stop: JSONValue, reason: str
     ) -> None:
         """Stops that are not an answer say why."""
-        openai_loopback.reply(ok(message(text("x"), stop_reason=stop)))
+        openai_loopback.reply(ok({**message(text("x")), "stop_reason": stop}))
         with pytest.raises(PromptEvaluationError) as caught:
             claude(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
         assert caught.value.phase == "response"
@@ -461,6 +471,10 @@ class TestReplies:
                 "cannot interpret the provider's reply: content[0] (tool_use) needs a string id "
                 "and name and an input object",
             ),
+            (
+                {"type": "message", "content": [{"type": ["text"]}], "stop_reason": "end_turn"},
+                "cannot interpret the provider's reply: content[0] has no string type",
+            ),
         ],
     )
     def test_shapes_the_adapter_cannot_read_are_response_errors(
@@ -473,6 +487,20 @@ class TestReplies:
         assert caught.value.phase == "response"
         assert caught.value.reason == reason
         assert caught.value.provider_payload == body
+
+    def test_a_server_tool_named_with_a_list_is_kept_as_a_hosted_item(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """A name that is not a string is no tool search (looking it up once raised TypeError)."""
+        odd: dict[str, JSONValue] = {
+            "type": "server_tool_use",
+            "id": "srv_1",
+            "name": ["web_search"],
+            "input": {},
+        }
+        openai_loopback.reply(ok(message(odd, text("Sunny."))))
+        response = claude(openai_loopback).evaluate(trip_prompt((WEATHER,)), TRIP)
+        assert response.text == "Sunny."
 
     def test_a_tool_the_model_invents_is_a_failed_result_not_a_crash(
         self, openai_loopback: OpenAILoopback

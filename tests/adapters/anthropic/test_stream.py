@@ -129,6 +129,22 @@ START: dict[str, JSONValue] = {"type": "message_start", "message": message()}
             ),
             "the provider reported an error mid-stream: Overloaded (overloaded_error)",
         ),
+        (events(START, {"type": ["ping"]}), "a stream event's type is list, not a string"),
+        (
+            events(
+                START,
+                {"type": "content_block_start", "index": 0, "content_block": {"type": ["text"]}},
+            ),
+            "content block 0 has no string type",
+        ),
+        (
+            events(
+                START,
+                {"type": "content_block_start", "index": 0, "content_block": text("")},
+                {"type": "content_block_delta", "index": 0, "delta": {"type": {"t": 1}}},
+            ),
+            "a delta for block 0 has no string type",
+        ),
         (
             Reply(
                 raw=b"event: ping\ndata: [nope\n\n", headers={"content-type": "text/event-stream"}
@@ -247,6 +263,9 @@ START: dict[str, JSONValue] = {"type": "message_start", "message": message()}
     ids=[
         "cut-off",
         "error-event",
+        "event-type-a-list",
+        "block-type-a-list",
+        "delta-type-an-object",
         "garbage",
         "no-start",
         "start-without-message",

@@ -57,7 +57,7 @@ class MessagesStreamReader(EventReader):
         if self._stopped:
             return
         data = self._event_object(event)
-        kind = data.get("type", event.event)
+        kind = self._event_kind(data, event)
         if kind == "error":
             raise self._broken(
                 f"the provider reported an error mid-stream: {_error_text(data)}", payload=data
@@ -93,6 +93,8 @@ class MessagesStreamReader(EventReader):
         block = data.get("content_block")
         if not isinstance(block, dict):
             raise self._broken("content_block_start carries no content block", payload=data)
+        if not isinstance(block.get("type"), str):
+            raise self._broken(f"content block {index} has no string type", payload=data)
         if index in self._blocks:
             raise self._broken(f"content block {index} was started twice", payload=data)
         self._blocks[index] = dict(block)
@@ -136,8 +138,10 @@ class MessagesStreamReader(EventReader):
             raise self._broken(f"a delta for block {index}, which {state}", payload=data)
         block = self._blocks[index]
         kind = delta.get("type")
+        if not isinstance(kind, str):
+            raise self._broken(f"a delta for block {index} has no string type", payload=data)
         if kind in _PIECE_FIELDS:
-            field, key = _PIECE_FIELDS[str(kind)]
+            field, key = _PIECE_FIELDS[kind]
             piece = delta.get(key)
             if isinstance(piece, str):
                 pieces.setdefault(field, []).append(piece)

@@ -238,7 +238,9 @@ class _Messages:
 
 def _native_block(kind: JSONValue, name: JSONValue) -> bool:
     """A block of a server-side tool search (the call or its result)."""
-    return kind in NATIVE_BLOCKS or (kind == "server_tool_use" and name in _SEARCH_TOOLS)
+    return kind in NATIVE_BLOCKS or (
+        kind == "server_tool_use" and isinstance(name, str) and name in _SEARCH_TOOLS
+    )
 
 
 def _deferred_name(name: JSONValue, offered: DeferredTools | None, declared: set[str]) -> bool:
@@ -327,6 +329,8 @@ def parse_messages_reply(
         if not isinstance(block, dict):
             raise malformed(f"content[{index}] is not an object", last, name)
         kind = block.get("type")
+        if not isinstance(kind, str):
+            raise malformed(f"content[{index}] has no string type", last, name)
         if kind == "text":
             text = block.get("text")
             if not isinstance(text, str):
@@ -416,10 +420,12 @@ def _check_stop(
     limit = request.get("max_tokens")
     known = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
     written = _usage(last.get("usage")).output_tokens
-    if stop == "max_tokens" or (stop in _FINISHED and known and written >= known):
+    # A list or object is no known reason (and cannot be looked up in a set).
+    finished = (stop is None or isinstance(stop, str)) and stop in _FINISHED
+    if stop == "max_tokens" or (finished and known and written >= known):
         said = "" if stop == "max_tokens" else f" (the server said stop_reason {stop!r})"
         raise truncated(known, said, last, name)
-    if stop in _FINISHED:
+    if finished:
         return None
     if stop == "refusal":
         refusal = _refusal_text(last)
