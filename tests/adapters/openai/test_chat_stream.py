@@ -100,6 +100,22 @@ class TestStreamedReplies:
         assert second[2] == {"role": "tool", "tool_call_id": "call_a", "content": LISBON_OUTPUT}
         assert response.usage.input_tokens == 50 + 120
 
+    def test_decoded_arguments_in_a_fragment_are_read_like_a_bodys(
+        self, openai_loopback: OpenAILoopback
+    ) -> None:
+        """Arguments sent as an object (some compatible servers) are not dropped."""
+        call: JSONValue = {
+            "index": 0,
+            "id": "call_a",
+            "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}},
+        }
+        fragments = [chunk({"tool_calls": [call]}), chunk({}, finish_reason="tool_calls")]
+        openai_loopback.reply(chat_stream(fragments), chat_stream(text_chunks(["Sunny."])))
+        response = chat_adapter(openai_loopback, stream=True).evaluate(
+            trip_prompt((WEATHER,)), TRIP
+        )
+        assert [e.call.arguments for e in response.tool_executions] == ['{"city": "Lisbon"}']
+
     @pytest.mark.parametrize(
         ("reply", "reason"),
         [
@@ -123,8 +139,53 @@ class TestStreamedReplies:
                 chat_stream([chunk({"tool_calls": [{"id": "c"}]})]),
                 "a tool call fragment has no integer index",
             ),
+            (
+                chat_stream([chunk({"content": 42}), chunk({}, finish_reason="stop")]),
+                "choices[0].delta.content is not a string or null",
+            ),
+            (
+                chat_stream([chunk({"refusal": ["no"]}), chunk({}, finish_reason="stop")]),
+                "choices[0].delta.refusal is not a string or null",
+            ),
+            (
+                chat_stream(
+                    [
+                        chunk({"tool_calls": {"index": 0, "id": "c", "function": {"name": "x"}}}),
+                        chunk({}, finish_reason="tool_calls"),
+                    ]
+                ),
+                "choices[0].delta.tool_calls is not a list",
+            ),
+            (
+                chat_stream(
+                    [
+                        chunk(
+                            {
+                                "tool_calls": [
+                                    {
+                                        "index": 0,
+                                        "id": "call_a",
+                                        "function": {"name": "get_weather", "arguments": 7},
+                                    }
+                                ]
+                            }
+                        ),
+                        chunk({}, finish_reason="tool_calls"),
+                    ]
+                ),
+                "the arguments of tool call fragment 0 are not a string",
+            ),
         ],
-        ids=["cut-off", "error", "garbage", "fragment-without-index"],
+        ids=[
+            "cut-off",
+            "error",
+            "garbage",
+            "fragment-without-index",
+            "content-a-number",
+            "refusal-a-list",
+            "tool-calls-an-object",
+            "arguments-a-number",
+        ],
     )
     def test_a_broken_stream_is_a_response_error_and_not_a_success(
         self, openai_loopback: OpenAILoopback, reply: Reply, reason: str

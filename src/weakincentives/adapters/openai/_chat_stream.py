@@ -10,6 +10,7 @@ a final chunk with no choices carries ``usage``. ``data: [DONE]`` ends the strea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -68,15 +69,17 @@ class ChatStreamReader(EventReader):
     def _choice(self, choice: Mapping[str, JSONValue], data: Mapping[str, JSONValue]) -> None:
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            content = delta.get("content")
-            if isinstance(content, str) and content:
+            content = self._text_field(delta, "content", data)
+            if content:
                 self._content.append(content)
                 self._on_text(content)
-            refusal = delta.get("refusal")
-            if isinstance(refusal, str):
+            refusal = self._text_field(delta, "refusal", data)
+            if refusal is not None:
                 self._refusal.append(refusal)
             calls = delta.get("tool_calls")
-            for fragment in calls if isinstance(calls, list) else []:
+            if calls is not None and not isinstance(calls, list):
+                raise self._broken("choices[0].delta.tool_calls is not a list", payload=data)
+            for fragment in calls or []:
                 self._call_fragment(fragment, data)
         if choice.get("finish_reason") is not None:
             self._finish = choice.get("finish_reason")
@@ -95,8 +98,28 @@ class ChatStreamReader(EventReader):
             if isinstance(name, str) and name:
                 parts.name = name
             arguments = function.get("arguments")
+            if isinstance(arguments, dict):
+                # Decoded arguments, as some compatible servers send them (read like a body's).
+                arguments = json.dumps(arguments)
             if isinstance(arguments, str):
                 parts.arguments.append(arguments)
+            elif arguments is not None:
+                raise self._broken(
+                    f"the arguments of tool call fragment {index} are not a string", payload=data
+                )
+
+    def _text_field(
+        self, delta: Mapping[str, JSONValue], key: str, data: Mapping[str, JSONValue]
+    ) -> str | None:
+        """``delta[key]``: a string or null, as in a non-streamed message; else phase response.
+
+        Dropping a piece of another type would lose what the model said (a tool call
+        whose arguments never arrive runs with its defaults).
+        """
+        value = delta.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self._broken(f"choices[0].delta.{key} is not a string or null", payload=data)
+        return value
 
     def result(self) -> Body:
         """The ``chat.completion`` body; phase ``response`` when no choice finished."""
