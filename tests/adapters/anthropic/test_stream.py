@@ -146,6 +146,35 @@ START: dict[str, JSONValue] = {"type": "message_start", "message": message()}
             "a delta for block 0 has no string type",
         ),
         (
+            events(
+                START,
+                {"type": "content_block_start", "index": 0, "content_block": text("")},
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": 5},
+                },
+            ),
+            "the 'text' of the text_delta for block 0 is int, not a string",
+        ),
+        (
+            events(
+                START,
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": tool_use("t", "get_weather", {}),
+                },
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": {"city": "Porto"}},
+                },
+                {"type": "content_block_stop", "index": 0},
+            ),
+            "the 'partial_json' of the input_json_delta for block 0 is dict, not a string",
+        ),
+        (
             Reply(
                 raw=b"event: ping\ndata: [nope\n\n", headers={"content-type": "text/event-stream"}
             ),
@@ -266,6 +295,8 @@ START: dict[str, JSONValue] = {"type": "message_start", "message": message()}
         "event-type-a-list",
         "block-type-a-list",
         "delta-type-an-object",
+        "text-delta-a-number",
+        "input-delta-decoded",
         "garbage",
         "no-start",
         "start-without-message",

@@ -143,7 +143,16 @@ class MessagesStreamReader(EventReader):
         if kind in _PIECE_FIELDS:
             field, key = _PIECE_FIELDS[kind]
             piece = delta.get(key)
-            if isinstance(piece, str):
+            if piece is not None and not isinstance(piece, str):
+                # Skipping it would lose what the model wrote (a tool's input would
+                # arrive without it and the tool run with its defaults). A delta
+                # without its piece adds nothing and is passed over.
+                raise self._broken(
+                    f"the {key!r} of the {kind} for block {index} is "
+                    f"{type(piece).__name__}, not a string",
+                    payload=data,
+                )
+            if piece is not None:
                 pieces.setdefault(field, []).append(piece)
                 if kind == "text_delta":
                     self._on_text(piece)
