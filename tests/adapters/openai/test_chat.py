@@ -320,6 +320,14 @@ class TestReplies:
                 "choices[0].message.content is not a string or null",
             ),
             (
+                {
+                    "choices": [
+                        {"message": {"content": None, "refusal": 7}, "finish_reason": "stop"}
+                    ]
+                },
+                "choices[0].message.refusal is not a string or null",
+            ),
+            (
                 {"choices": [{"message": {"tool_calls": {}}, "finish_reason": "stop"}]},
                 "choices[0].message.tool_calls is not a list",
             ),

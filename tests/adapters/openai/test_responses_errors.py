@@ -352,6 +352,12 @@ class TestUninterpretableReplies:
                 "an output_text part has no text",
             ),
             (
+                response_body(
+                    {"type": "message", "content": [{"type": "refusal", "refusal": ["no"]}]}
+                ),
+                "a refusal part's refusal is not a string",
+            ),
+            (
                 response_body({"type": "function_call", "call_id": "c1", "name": "get_weather"}),
                 "a function_call item needs string call_id, name and arguments",
             ),
@@ -378,6 +384,7 @@ class TestUninterpretableReplies:
             "content-not-list",
             "part-not-object",
             "text-missing",
+            "refusal-not-text",
             "arguments-missing",
             "call-id-not-string",
             "type-a-list",

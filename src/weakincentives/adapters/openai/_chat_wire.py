@@ -170,6 +170,8 @@ def parse_chat_body(
     if content is not None and not isinstance(content, str):
         raise malformed("choices[0].message.content is not a string or null", payload, name)
     refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise malformed("choices[0].message.refusal is not a string or null", payload, name)
     response_id = payload.get("id")
     parent = response_id if isinstance(response_id, str) else None
     calls = _read_calls(message.get("tool_calls"), parent, payload, name)
@@ -180,7 +182,7 @@ def parse_chat_body(
         raw_format=CHAT_FORMAT,
         usage=usage,
         response_id=parent,
-        refusal=refusal if isinstance(refusal, str) and refusal else None,
+        refusal=refusal or None,
         request=request,
     )
 

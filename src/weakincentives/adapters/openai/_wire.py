@@ -322,7 +322,11 @@ def _read_message(
             texts.append(text)
         elif kind == "refusal":
             refusal = part.get("refusal")
-            refusals.append(refusal if isinstance(refusal, str) else "")
+            if refusal is not None and not isinstance(refusal, str):
+                # Read as "" the model's refusal would be lost and the turn seem empty;
+                # a part with none (null or missing) is one, asked again.
+                raise malformed("a refusal part's refusal is not a string", payload, prompt_name)
+            refusals.append(refusal or "")
 
 
 def _read_call(
