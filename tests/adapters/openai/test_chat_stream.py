@@ -132,6 +132,14 @@ class TestStreamedReplies:
                 "the provider reported an error mid-stream: model overloaded",
             ),
             (
+                Reply(
+                    raw=b'data: {"choices":[{"index":0,"delta":{"content":"Li"}}]}\n\n'
+                    b'data: {"error":"context size exceeded"}\n\n',
+                    headers={"content-type": "text/event-stream"},
+                ),
+                "the provider reported an error mid-stream: context size exceeded",
+            ),
+            (
                 Reply(raw=b"data: {nope\n\n", headers={"content-type": "text/event-stream"}),
                 "a stream event is not a JSON object",
             ),
@@ -179,6 +187,7 @@ class TestStreamedReplies:
         ids=[
             "cut-off",
             "error",
+            "error-as-text",
             "garbage",
             "fragment-without-index",
             "content-a-number",

@@ -54,8 +54,9 @@ class ChatStreamReader(EventReader):
             return
         data = self._event_object(event)
         error = data.get("error")
-        if isinstance(error, dict):
-            message = error.get("message")
+        if isinstance(error, dict) or (isinstance(error, str) and error):
+            # Compatible servers send {"error": {"message": ...}} or {"error": "text"}.
+            message = error.get("message") if isinstance(error, dict) else error
             detail = message if isinstance(message, str) and message else "no details"
             raise self._broken(f"the provider reported an error mid-stream: {detail}", payload=data)
         self._id = data.get("id", self._id)
