@@ -28,9 +28,12 @@ class EventReader:
     def __init__(self, on_text: TextSink, prompt_name: str) -> None:
         self._on_text = on_text
         self._prompt_name = prompt_name
+        self._objects = 0
+        """Events whose data was read as a JSON object so far."""
 
     def _event_object(self, event: ServerEvent) -> dict[str, JSONValue]:
         """The event's data as a JSON object; anything else is phase ``response``."""
+        self._objects += 1
         data, problem = decode_reply(event.data)
         if problem is not None or not isinstance(data, dict):
             raise self._broken(
@@ -50,6 +53,19 @@ class EventReader:
                 f"a stream event's type is {type(kind).__name__}, not a string", payload=data
             )
         return kind
+
+    def _ended_early(self) -> PromptEvaluationError:
+        """The failure of a stream that ended before its last event.
+
+        With no event read at all, the reply was probably not an event stream (a JSON
+        body from a server that does not stream, say): the message says so.
+        """
+        if self._objects:
+            return self._broken("the stream ended before the response completed")
+        return self._broken(
+            "the stream ended before the response completed: no event with JSON data "
+            "arrived (was the reply an event stream?)"
+        )
 
     def _broken(
         self, reason: str, payload: Mapping[str, JSONValue] | None = None

@@ -9,12 +9,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.adapters.conftest import OpenAILoopback, Reply
-from tests.adapters.openai.chat_bodies import chat_stream, chat_usage, chunk, text_chunks
+from tests.adapters.conftest import OpenAILoopback, Reply, ok
+from tests.adapters.openai.chat_bodies import (
+    chat_stream,
+    chat_usage,
+    chunk,
+    completion,
+    text_chunks,
+)
 from tests.adapters.openai.test_chat import chat_adapter
 from tests.adapters.openai.test_responses import LISBON_OUTPUT, TRIP, WEATHER, trip_prompt
 from weakincentives.adapters._sse import ServerEvent
+from weakincentives.adapters.anthropic._stream import MessagesStreamReader
 from weakincentives.adapters.openai._chat_stream import ChatStreamReader
+from weakincentives.adapters.openai._stream import ResponsesStreamReader
 from weakincentives.errors import PromptEvaluationError
 from weakincentives.runtime import (
     InProcessEventBus,
@@ -211,6 +219,41 @@ class TestStreamedReplies:
         assert caught.value.reason.startswith(reason)
         assert session.select(PromptExecuted) == ()
         assert session.select(PromptFailed)[0].phase == "response"
+
+
+def test_a_json_body_where_a_stream_was_asked_for_says_it_was_no_event_stream(
+    openai_loopback: OpenAILoopback,
+) -> None:
+    """A server that answers a streamed request with a plain body: no event arrived."""
+    openai_loopback.reply(ok(completion("Lisbon.")))
+    with pytest.raises(PromptEvaluationError) as caught:
+        chat_adapter(openai_loopback, stream=True).evaluate(trip_prompt((WEATHER,)), TRIP)
+    assert caught.value.reason == (
+        "the stream ended before the response completed: no event with JSON data "
+        "arrived (was the reply an event stream?)"
+    )
+
+
+type AnyReader = ChatStreamReader | ResponsesStreamReader | MessagesStreamReader
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        ChatStreamReader(lambda text: None, prompt_name="p"),
+        ResponsesStreamReader(lambda text: None, prompt_name="p"),
+        MessagesStreamReader(lambda text: None, prompt_name="p"),
+    ],
+    ids=["chat", "responses", "messages"],
+)
+def test_every_reader_says_when_no_event_arrived(reader: AnyReader) -> None:
+    """The hint is each provider's; after one event the stream was merely cut off."""
+    with pytest.raises(PromptEvaluationError, match=r"no event with JSON data arrived"):
+        reader.result()
+    reader.read(ServerEvent(event=None, data='{"type": "ping"}'))
+    with pytest.raises(PromptEvaluationError) as caught:
+        reader.result()
+    assert caught.value.reason == "the stream ended before the response completed"
 
 
 class TestReader:

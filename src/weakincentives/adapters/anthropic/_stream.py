@@ -85,7 +85,7 @@ class MessagesStreamReader(EventReader):
     def result(self) -> Body:
         """The message; phase ``response`` when the stream ended before ``message_stop``."""
         if self._message is None or not self._stopped:
-            raise self._broken("the stream ended before the response completed")
+            raise self._ended_early()
         return {**self._message, "content": [self._blocks[i] for i in sorted(self._blocks)]}
 
     def _open_block(self, data: Mapping[str, JSONValue]) -> None:

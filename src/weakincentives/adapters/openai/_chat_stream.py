@@ -125,7 +125,7 @@ class ChatStreamReader(EventReader):
     def result(self) -> Body:
         """The ``chat.completion`` body; phase ``response`` when no choice finished."""
         if self._finish is None:
-            raise self._broken("the stream ended before the response completed")
+            raise self._ended_early()
         message: Body = {
             "role": "assistant",
             "content": "".join(self._content) if self._content else None,

@@ -63,7 +63,7 @@ class ResponsesStreamReader(EventReader):
     def result(self) -> dict[str, JSONValue]:
         """The final response body; phase ``response`` when the stream ended before it."""
         if self._final is None:
-            raise self._broken("the stream ended before the response completed")
+            raise self._ended_early()
         return self._final
 
     def _check_agreement(
