@@ -156,6 +156,10 @@ class TestStreamedReplies:
                 "a tool call fragment has no integer index",
             ),
             (
+                chat_stream([chunk({"tool_calls": [{"index": True, "id": "c"}]})]),
+                "a tool call fragment has no integer index",
+            ),
+            (
                 chat_stream([chunk({"content": 42}), chunk({}, finish_reason="stop")]),
                 "choices[0].delta.content is not a string or null",
             ),
@@ -198,6 +202,7 @@ class TestStreamedReplies:
             "error-as-text",
             "garbage",
             "fragment-without-index",
+            "fragment-index-a-bool",
             "content-a-number",
             "refusal-a-list",
             "tool-calls-an-object",

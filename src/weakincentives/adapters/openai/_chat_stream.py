@@ -87,7 +87,7 @@ class ChatStreamReader(EventReader):
 
     def _call_fragment(self, fragment: JSONValue, data: Mapping[str, JSONValue]) -> None:
         index = fragment.get("index") if isinstance(fragment, dict) else None
-        if not isinstance(fragment, dict) or not isinstance(index, int):
+        if not isinstance(fragment, dict) or not isinstance(index, int) or isinstance(index, bool):
             raise self._broken("a tool call fragment has no integer index", payload=data)
         parts = self._calls.setdefault(index, _CallParts())
         call_id = fragment.get("id")
