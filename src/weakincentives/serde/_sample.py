@@ -8,10 +8,10 @@ empty for every type ``schema`` describes.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping
 
 from weakincentives.serde._json import JSONValue
+from weakincentives.serde._patterns import pattern_matcher
 
 __all__ = ["sample"]
 
@@ -110,14 +110,15 @@ class _Sampler:
         low = minimum if isinstance(minimum, int) else 0
         high = maximum if isinstance(maximum, int) else None
         pattern = schema.get("pattern")
+        matcher = pattern_matcher(pattern) if isinstance(pattern, str) else None
         base = f"sample-{self.rng.randrange(1000)}"
-        if isinstance(pattern, str):
+        if matcher is not None:
             # A best effort over common shapes; each is also stretched to the minimum
             # length with its own last character, so minLength holds with the pattern.
             candidates = (base, "a", "A", "0", "a1", "sample", "2026-01-01", "a@example.com")
             for candidate in candidates:
                 text = _fit(candidate, low, high)
-                if re.search(pattern, text) is not None:
+                if matcher.search(text) is not None:
                     return text
         return _fit(base, low, high)
 

@@ -9,7 +9,8 @@ of names), ``properties``,
 ``const``, ``items`` and ``prefixItems`` (fixed-length tuples),
 ``minItems``/``maxItems``, ``minimum``/``maximum``,
 ``exclusiveMinimum``/``exclusiveMaximum`` (numeric form), ``minLength``/
-``maxLength``, ``pattern``, ``anyOf``, ``oneOf`` and ``allOf``; ``true`` and
+``maxLength``, ``pattern`` (except one that could take exponential time to match:
+see ``_patterns.py``), ``anyOf``, ``oneOf`` and ``allOf``; ``true`` and
 ``false`` work as schemas. Other keywords (``description``, ``default``,
 ``format``, vendor ``x-`` keys) are annotations and are ignored, as the
 standard allows. Every problem is reported, each with the JSON path of the
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from weakincentives._bounded import ECHO_LIMIT, TEXT_LIMIT, clip, listing, quote
 from weakincentives.serde._failure import key_segment
 from weakincentives.serde._loads import MAX_JSON_DEPTH
+from weakincentives.serde._patterns import pattern_matcher
 from weakincentives.serde._portable import portable_problem
 
 __all__ = [
@@ -320,8 +322,9 @@ def _check_string(
 ) -> None:
     _check_size(schema, len(value), path, out, bounds=("minLength", "maxLength"), unit="characters")
     pattern = schema.get("pattern")
-    if isinstance(pattern, str) and re.search(pattern, value) is None:
-        shown = quote(pattern, TEXT_LIMIT)
+    matcher = pattern_matcher(pattern) if isinstance(pattern, str) else None
+    if matcher is not None and matcher.search(value) is None:
+        shown = quote(str(pattern), TEXT_LIMIT)
         out.append(SchemaViolation(path=path, message=f"must match pattern {shown}"))
 
 
