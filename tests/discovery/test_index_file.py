@@ -519,6 +519,27 @@ def test_names_no_catalogue_could_hold_are_refused(
         load_index(path, catalog)
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda i: replace(i, tool_ids=("forged.tool", *i.tool_ids[1:])),
+        lambda i: replace(i, tool_ids=(i.tool_ids[1], i.tool_ids[0], *i.tool_ids[2:])),
+        lambda i: replace(i, node_paths=(("Forged",), *i.node_paths[1:])),
+    ],
+)
+def test_an_index_of_other_tools_under_this_fingerprint_is_refused(
+    catalog: ToolCatalog, tmp_path: Path, change: Callable[[BM25Index], BM25Index]
+) -> None:
+    """The fingerprint is the file's claim: ids or categories it does not hold are refused.
+
+    Such a file once loaded, and a search then raised a KeyError looking up its ids.
+    """
+    path = tmp_path / "forged.index"
+    save_index(change(BM25Ranker().index(catalog)), path)
+    with pytest.raises(CatalogError, match="indexes other tools or categories than this"):
+        load_index(path, catalog)
+
+
 def test_a_forged_schema_is_a_catalog_error_when_its_tool_is_built(bundled: Path) -> None:
     """Schemas are decoded on first use (start-up does not read them): a bad one is named then."""
     header, blob = _split(bundled.read_bytes())

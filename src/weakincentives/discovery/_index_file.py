@@ -142,9 +142,32 @@ def load_index(
             f"this one is {catalog.fingerprint}); rebuild the index for this catalogue",
         )
     try:
-        return _index(header, reader, vectorised=vectorised)
+        index = _index(header, reader, vectorised=vectorised)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise malformed(str(path), exc) from exc
+    if not _lists(index, catalog):
+        # The fingerprint is the header's claim; a forged file could name other tools,
+        # which a search would then look up in this catalogue and not find.
+        raise CatalogError(
+            f"{path} indexes other tools or categories than this catalogue holds, although "
+            "its header names this catalogue; rebuild the index for this catalogue"
+        )
+    return index
+
+
+def _lists(index: BM25Index, catalog: ToolCatalog) -> bool:
+    """Whether ``index`` holds exactly ``catalog``'s tools, in its order, and its categories."""
+    try:
+        positions = list(map(catalog.position, index.tool_ids))
+    except KeyError:
+        return False
+    # Paths are distinct (checked at load), so an equal count makes the two sets equal.
+    paths = index.node_paths
+    return (
+        positions == list(range(len(catalog)))
+        and len(paths) == len(catalog.nodes)
+        and all(map(catalog.has_path, paths))
+    )
 
 
 def load_catalog_index(path: str | Path, *, vectorised: bool | None = None) -> CatalogIndex:
