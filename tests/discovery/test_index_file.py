@@ -429,6 +429,8 @@ def _forge_value(
         (lambda h: h["tools"]["peak"], 1, -math.inf, r"tools\.peak: a value is not a finite"),
         (lambda h: h["lend"], 0, math.nan, r"lend: a value is not a finite number"),
         (lambda h: h["tool_lend"], 4, math.inf, r"tool_lend: a value is not a finite number"),
+        (lambda h: h["tool_lend"], 0, -1.0, "tool_lend: a category weight is negative"),
+        (lambda h: h["lend"], 2, -0.5, "lend: a category weight is negative"),
         (lambda h: h["tools"]["spans"], 0, 5, "a term's postings end before they start"),
         (lambda h: h["members"]["values"], 0, -1, r"members: a value lies outside \[0, 13\)"),
         (lambda h: h["exact"]["values"], 0, 99, r"exact: a value lies outside \[0, 13\)"),

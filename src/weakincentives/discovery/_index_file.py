@@ -257,6 +257,8 @@ def _index(header: Json, reader: ArrayReader, *, vectorised: bool | None) -> BM2
         if len(values) != count:
             raise ValueError(f"{name}: {len(values)} values where {count} belong")
         check_finite(values, name)
+        if values and min(values) < 0:  # a tool's score is divided by 1 + its weight
+            raise ValueError(f"{name}: a category weight is negative")
         return values
 
     keys = reader.strings(header["exact_keys"])
