@@ -32,7 +32,7 @@ from weakincentives.discovery._index_file import INDEX_FORMAT_VERSION, CatalogIn
 from weakincentives.discovery._ranking import BM25Index
 from weakincentives.errors import CatalogError
 from weakincentives.prompt import Tool, ToolContext, ToolResult
-from weakincentives.serde import JSONValue
+from weakincentives.serde import JSONValue, dump
 
 from .conftest import NODES, TOOLS
 
@@ -452,6 +452,23 @@ def test_a_forged_array_is_refused_at_load(
     with pytest.raises(CatalogError, match=f"malformed header .*{message}") as info:
         load_catalog_index(bundled)
     assert len(info.value.message) < 500
+
+
+def test_huge_forged_ceilings_give_confidences_json_can_write(bundled: Path) -> None:
+    """Finite ceilings whose sum overflows made every relevance NaN, which no tool result holds."""
+    header, blob = _split(bundled.read_bytes())
+    reference = header["tools"]["ceiling"]
+    values = _array_at(header, blob, reference)
+    _put(blob, reference, array(values.typecode, [1e308] * len(values)))
+    _join(bundled, header, bytes(blob))
+    loaded = load_catalog_index(bundled)
+    service = ToolDiscovery(loaded.catalog, index=loaded.index)
+    found = service.search_tool_by_category("upload object bucket")
+    assert found.results
+    for pointer in found.results:
+        assert pointer.confidence is not None
+        assert 0.0 <= pointer.confidence <= 1.0
+    json.dumps(dump(found), allow_nan=False)
 
 
 def test_a_forged_collection_size_is_refused_before_it_is_allocated(bundled: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import heapq
 import inspect
+import math
 import secrets
 import threading
 import uuid
@@ -616,5 +617,11 @@ def _checked_executor(executor: ToolExecutor | None) -> ToolExecutor | None:
 
 
 def _rounded(confidence: float) -> float:
-    """Clamp to [0, 1] and keep three decimals: finer digits only cost the model tokens."""
+    """Clamp to [0, 1] and keep three decimals: finer digits only cost the model tokens.
+
+    A relevance that is not a number counts as 0 (``max`` would keep NaN, which JSON
+    cannot write): an index file forged with huge, finite scores once gave NaN.
+    """
+    if math.isnan(confidence):
+        return 0.0
     return round(min(max(confidence, 0.0), 1.0), 3)
