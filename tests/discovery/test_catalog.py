@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -351,6 +351,18 @@ class TestLoaders:
             info.value.message
         )
         assert info.value.tool_id == "b"
+
+    def test_records_that_are_not_mappings_are_reported_with_the_others(self) -> None:
+        """A list, a string or None where a record belongs was an AttributeError."""
+        records = cast("list[Mapping[str, object]]", [[1], "tool", None, {"tool_id": 2}])
+        with pytest.raises(CatalogError, match=r"^4 malformed catalogue record\(s\)") as info:
+            ToolCatalog.from_records(records)
+        message = info.value.message
+        assert "record 0 (list): a record must be a JSON object (a mapping)" in message
+        assert "record 1 (str): a record must be a JSON object (a mapping)" in message
+        assert "record 2 (None): a record must be a JSON object (a mapping)" in message
+        assert "record 3 (2): tool_id and name must be strings" in message
+        assert info.value.tool_id is None
 
     def test_from_jsonl_skips_blank_lines(self, tmp_path: Path) -> None:
         """A JSON-lines file with blank lines loads every record."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from weakincentives._bounded import quote
 from weakincentives.discovery._catalog_checks import catalog_error, catalog_problems, listed
@@ -191,8 +191,9 @@ class ToolCatalog:
                 labels.append(label)
             else:
                 problems.append(tool_or_problem)
-                if first_id is None and isinstance(record.get("tool_id"), str):
-                    first_id = str(record["tool_id"])
+                given = record.get("tool_id") if isinstance(record, Mapping) else None
+                if first_id is None and isinstance(given, str):
+                    first_id = given
         if problems:
             raise CatalogError(
                 f"{len(problems):,} malformed catalogue record(s):\n{listed(problems)}",
@@ -321,7 +322,10 @@ class ToolCatalog:
         return self._tag_index.get(tag.casefold(), frozenset())
 
 
-def _tool_from_record(record: Mapping[str, object], label: str) -> CatalogTool | str:
+def _tool_from_record(record: object, label: str) -> CatalogTool | str:
+    if not isinstance(record, Mapping):
+        return f"{label} ({_kind(record)}): a record must be a JSON object (a mapping)"
+    record = cast("Mapping[str, object]", record)
     tool_id, name = record.get("tool_id"), record.get("name")
     if not isinstance(tool_id, str) or not isinstance(name, str):
         return f"{_where(label, record)}: tool_id and name must be strings"
