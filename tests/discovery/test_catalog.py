@@ -404,6 +404,31 @@ class TestLoaders:
         with pytest.raises(CatalogError, match=f"^{re.escape(str(file))}:3: {expected}"):
             ToolCatalog.from_jsonl(file)
 
+    @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32-be"])
+    @pytest.mark.parametrize("layout", ["lines", "array"])
+    def test_a_utf16_or_utf32_file_is_refused_as_not_utf8(
+        self, tmp_path: Path, encoding: str, layout: str
+    ) -> None:
+        """Such files were read whole or cut into garbage lines, by layout and byte order."""
+        records = [{"tool_id": f"t{k}", "name": "n", "path": ["A"]} for k in range(3)]
+        text = (
+            "\n".join(json.dumps(record) for record in records)
+            if layout == "lines"
+            else json.dumps(records, indent=1)
+        )
+        file = tmp_path / "tools.jsonl"
+        file.write_bytes(text.encode(encoding))
+        with pytest.raises(CatalogError, match=r"tools\.jsonl:1: a NUL byte at byte \d+; a "):
+            ToolCatalog.from_jsonl(file)
+
+    def test_a_nul_byte_names_its_line(self, tmp_path: Path) -> None:
+        """A NUL byte deeper in a UTF-8 file names the line it is on."""
+        file = tmp_path / "tools.jsonl"
+        line = json.dumps({"tool_id": "a", "name": "n", "path": ["A"]})
+        file.write_bytes(f"{line}\n{line}\n".encode() + b'{"tool_id": "\x00"}\n')
+        with pytest.raises(CatalogError, match=r"tools\.jsonl:3: a NUL byte at byte 103; "):
+            ToolCatalog.from_jsonl(file)
+
     def test_record_problems_name_their_line(self, tmp_path: Path) -> None:
         """A problem found while building (a duplicate id, a path too deep) names the line."""
         records = [

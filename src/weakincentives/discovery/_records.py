@@ -32,6 +32,7 @@ def read_records(path: str | Path) -> Labelled:
     except OSError as exc:
         raise CatalogError(f"cannot read the catalogue file {where}: {exc.strerror}") from exc
     data = data.removeprefix(codecs.BOM_UTF8)
+    _check_utf8_text(data, where)
     if data.lstrip()[:1] == b"[":
         return _array(data, where)
     labelled: Labelled = []
@@ -41,6 +42,21 @@ def read_records(path: str | Path) -> Labelled:
         label = f"{where}:{number}"
         labelled.append((label, _object(_decoded(line, label, one_line=True), label, "line")))
     return labelled
+
+
+def _check_utf8_text(data: bytes, where: str) -> None:
+    """Refuse a file holding a NUL byte, which UTF-8 JSON never does: UTF-16 and UTF-32 do.
+
+    ``loads`` would read some such files whole, while their lines (split at a byte 10
+    that is half of a character) read as garbage, so they are refused as a file.
+    """
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise CatalogError(
+            f"{where}:{line}: a NUL byte at byte {nul}; a catalogue file is UTF-8 JSON "
+            "(is this one UTF-16 or UTF-32?)"
+        )
 
 
 def _array(data: bytes, where: str) -> Labelled:
