@@ -267,7 +267,7 @@ class ToolCatalog:
 
     @property
     def fingerprint(self) -> str:
-        """A digest of the catalogue's identity (ids, paths, schemas), for cursors and caches."""
+        """A digest of the catalogue's tools, categories and ranked text (cursors, indexes)."""
         return self._fingerprint
 
     def __len__(self) -> int:
@@ -424,11 +424,21 @@ def _tag_index(tools: tuple[CatalogTool, ...]) -> dict[str, frozenset[int]]:
 
 
 def _fingerprint(tools: tuple[CatalogTool, ...], nodes: Mapping[TreePath, CatalogNode]) -> str:
+    """A digest of everything a saved index or a cursor depends on.
+
+    The ids and paths a search answers with, and the text the default ranker reads
+    (names, summaries, tags, argument names, each category's name, summary and tags):
+    an index saved before any of it changed must not load as this catalogue's.
+    """
     digest = hashlib.sha256()
     for tool in tools:
-        digest.update(json.dumps([tool.tool_id, tool.paths, tool.tags]).encode())
+        properties = tool.args_schema.get("properties")
+        params = sorted(properties) if isinstance(properties, Mapping) else []
+        entry = [tool.tool_id, tool.name, tool.summary, tool.paths, tool.tags, params]
+        digest.update(json.dumps(entry).encode())
     for path in sorted(nodes):
-        digest.update(json.dumps(path).encode())
+        node = nodes[path]
+        digest.update(json.dumps([path, node.name, node.summary, node.tags]).encode())
     return digest.hexdigest()[:32]
 
 
