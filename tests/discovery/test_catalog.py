@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from tests.strategies import hostile_json_texts
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog
 from weakincentives.errors import CatalogError
-from weakincentives.serde import JSONValue
 
 
 def _tool(tool_id: str, *paths: tuple[str, ...], name: str = "tool") -> CatalogTool:
@@ -120,13 +119,14 @@ class TestConstruction:
             {"summary": "Does something else."},
             {"tags": ("other",)},
             {"args_schema": {"type": "object", "properties": {"renamed_arg": {}}}},
+            {"args_schema": {"type": "object", "properties": {}, "description": "x"}},
         ],
-        ids=["name", "summary", "tags", "argument names"],
+        ids=["name", "summary", "tags", "argument names", "schema"],
     )
     def test_fingerprint_covers_the_text_the_ranker_reads(
         self, catalog: ToolCatalog, change: dict[str, Any]
     ) -> None:
-        """An index saved before a tool's ranked text changed does not match the new catalogue."""
+        """An index saved before a tool's text or schema changed does not match any more."""
         first, *rest = catalog.tools
         changed = ToolCatalog(
             nodes=catalog.nodes.values(), tools=[dataclasses.replace(first, **change), *rest]
@@ -138,22 +138,6 @@ class TestConstruction:
         nodes = {**catalog.nodes, path: dataclasses.replace(node, summary="Something else.")}
         changed = ToolCatalog(nodes=nodes.values(), tools=catalog.tools)
         assert changed.fingerprint != catalog.fingerprint
-
-    def test_fingerprint_ignores_what_no_index_reads(self, catalog: ToolCatalog) -> None:
-        """A changed argument description or result schema keeps saved indexes valid."""
-        first, *rest = catalog.tools
-        properties = first.args_schema.get("properties")
-        assert isinstance(properties, dict)
-        assert properties
-        described: dict[str, JSONValue] = {
-            "type": "object",
-            "properties": {name: {"description": "changed"} for name in properties},
-        }
-        changed = ToolCatalog(
-            nodes=catalog.nodes.values(),
-            tools=[dataclasses.replace(first, args_schema=described), *rest],
-        )
-        assert changed.fingerprint == catalog.fingerprint
 
     def test_tool_values_are_hashable_and_ignore_the_handle(self) -> None:
         """Tools with different handles compare equal and hash without their schemas."""

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, is_dataclass
+from operator import attrgetter
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -426,20 +427,34 @@ def _tag_index(tools: tuple[CatalogTool, ...]) -> dict[str, frozenset[int]]:
 def _fingerprint(tools: tuple[CatalogTool, ...], nodes: Mapping[TreePath, CatalogNode]) -> str:
     """A digest of everything a saved index or a cursor depends on.
 
-    The ids and paths a search answers with, and the text the default ranker reads
-    (names, summaries, tags, argument names, each category's name, summary and tags):
-    an index saved before any of it changed must not load as this catalogue's.
+    The ids and paths a search answers with, and the text the default ranker reads:
+    names, summaries, tags, argument schemas (for their names), each category's name,
+    summary and tags. An index saved before any of it changed must not load as this
+    catalogue's.
     """
     digest = hashlib.sha256()
-    for tool in tools:
-        properties = tool.args_schema.get("properties")
-        params = sorted(properties) if isinstance(properties, Mapping) else []
-        entry = [tool.tool_id, tool.name, tool.summary, tool.paths, tool.tags, params]
-        digest.update(json.dumps(entry).encode())
-    for path in sorted(nodes):
-        node = nodes[path]
-        digest.update(json.dumps([path, node.name, node.summary, node.tags]).encode())
+    for start in range(0, len(tools), _FINGERPRINT_CHUNK):
+        # One encoder call per chunk: the C encoder walks the entries without a Python
+        # frame each, and the text held at once stays a chunk's.
+        chunk = tools[start : start + _FINGERPRINT_CHUNK]
+        digest.update(_encoded(list(map(_TOOL_TEXT, chunk))))
+    digest.update(_encoded(list(map(_NODE_TEXT, (nodes[path] for path in sorted(nodes))))))
     return digest.hexdigest()[:32]
+
+
+def _encoded(entries: list[Any]) -> bytes:
+    """``entries`` as JSON bytes, the same for equal entries (keys sorted, text as is)."""
+    # ``default=dict`` writes read-only schema mappings (``MappingProxyType``); the
+    # catalogue checked every schema is portable JSON, so nothing else reaches it.
+    text = json.dumps(
+        entries, sort_keys=True, ensure_ascii=False, check_circular=False, default=dict
+    )
+    return text.encode("utf-8", "surrogatepass")
+
+
+_FINGERPRINT_CHUNK = 4096
+_TOOL_TEXT = attrgetter("tool_id", "name", "summary", "paths", "tags", "args_schema")
+_NODE_TEXT = attrgetter("path", "name", "summary", "tags")
 
 
 def _result_schema(result_type: object) -> Mapping[str, JSONValue] | None:
