@@ -95,6 +95,7 @@ def build_server(
     burst: bool = False,
     hang_list: bool = False,
     big_listing: int = 0,
+    hostile_reads: bool = False,
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
@@ -105,7 +106,8 @@ def build_server(
     ``burst`` adds ``burst`` (sends ``count`` list-changed notifications, holding every
     ``tools/list`` until the last is sent) and ``list_count`` (how many were served);
     ``hang_list`` makes ``tools/list`` never answer; ``big_listing`` adds tools whose
-    descriptions make the listing that many bytes larger.
+    descriptions make the listing that many bytes larger; ``hostile_reads`` lists
+    resources and prompts the catalogue cannot take (see ``HOSTILE_RESOURCES``).
     """
     tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
     if deep_category:
@@ -226,10 +228,46 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=listen,
+        **(_HOSTILE_READS if hostile_reads else {}),
     )
     if faulty:  # offers logging and change streams, then refuses them
         server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _refuse)
     return server
+
+
+HOSTILE_RESOURCES = [
+    types.Resource(uri="file:///" + "a" * 10_000, name="long"),
+    types.Resource(uri="file:///fine", name="fine"),
+]
+"""A URI too long for a catalogue id, and a good one."""
+HOSTILE_PROMPTS = [types.Prompt(name=""), types.Prompt(name="greet")]
+"""A prompt without a name, and a good one."""
+
+
+async def _hostile_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=HOSTILE_RESOURCES)
+
+
+async def _no_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=[])
+
+
+async def _hostile_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=HOSTILE_PROMPTS)
+
+
+async def _read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=params.uri, text=f"read {params.uri}")]
+    )
+
+
+_HOSTILE_READS: dict[str, Any] = {
+    "on_list_resources": _hostile_resources,
+    "on_list_resource_templates": _no_templates,
+    "on_list_prompts": _hostile_prompts,
+    "on_read_resource": _read,
+}
 
 
 async def _refuse(ctx: Any, params: Any) -> Any:
@@ -260,6 +298,7 @@ if __name__ == "__main__":
     parser.add_argument("--deep-category", type=int, default=0)
     parser.add_argument("--burst", action="store_true")
     parser.add_argument("--hang-list", action="store_true")
+    parser.add_argument("--hostile-reads", action="store_true")
     args = parser.parse_args()
     anyio.run(
         _serve_stdio,
@@ -271,6 +310,7 @@ if __name__ == "__main__":
             deep_category=args.deep_category,
             burst=args.burst,
             hang_list=args.hang_list,
+            hostile_reads=args.hostile_reads,
         ),
         args.legacy,
     )

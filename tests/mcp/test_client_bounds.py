@@ -93,3 +93,22 @@ def test_a_burst_of_list_changes_is_read_twice_at_most() -> None:
         # The open listed once; the burst cost two more reads of tools/list.
         assert discovery.call_tool("noisy.list_count", {}).message == "3"
         assert versions == [1, 2, 3]
+
+
+def test_resources_and_prompts_the_catalogue_refuses_are_left_out_alone() -> None:
+    """A 10,000-character resource URI and a prompt without a name are two problems.
+
+    The server's tools, its other resource and its other prompt still import.
+    """
+    with MCPToolbox.open([stdio_spec("--hostile-reads", name="reads")]) as toolbox:
+        long_uri = "file:///" + "a" * 10_000
+        problems = {problem.tool_name: problem for problem in toolbox.problems}
+        assert set(problems) == {long_uri, ""}
+        assert problems[long_uri].server == "reads"
+        assert "tool_id has 10,023 characters (at most 512)" in problems[long_uri].reason
+        assert problems[""].reason == "tool 'reads.prompt:' has an empty name"
+        assert toolbox.catalog.tool("reads.echo") is not None
+        assert toolbox.catalog.tool("reads.prompt:greet") is not None
+        discovery = toolbox.discovery()
+        read = discovery.call_tool("reads.resource:file:///fine", {})
+        assert read.message == "read file:///fine"

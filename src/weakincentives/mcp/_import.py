@@ -33,6 +33,7 @@ __all__ = [
     "MIN_TOOLS_TO_GROUP",
     "ImportProblem",
     "MCPToolHandle",
+    "catalogue_problem",
     "first_paragraph",
     "requires_task",
     "server_entries",
@@ -112,7 +113,7 @@ def server_entries(
             result_schema=_json_object(tool.output_schema) if tool.output_schema else None,
             handle=MCPToolHandle(server=server, tool_name=tool.name),
         )
-        reason = _catalogue_problem(entry)
+        reason = catalogue_problem(entry)
         if reason is None:
             entries.append(entry)
         else:
@@ -125,7 +126,8 @@ def requires_task(tool: types.Tool) -> bool:
     return tool.execution is not None and tool.execution.task_support == "required"
 
 
-def _catalogue_problem(entry: CatalogTool) -> str | None:
+def catalogue_problem(entry: CatalogTool) -> str | None:
+    """Why ``entry`` alone breaks a catalogue rule (the first problem), or None."""
     try:
         ToolCatalog(tools=[entry])
     except CatalogError as error:

@@ -26,7 +26,7 @@ from mcp import types
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from weakincentives.discovery import CallOutcome, CatalogTool
-from weakincentives.mcp._import import ImportProblem, first_paragraph
+from weakincentives.mcp._import import ImportProblem, catalogue_problem, first_paragraph
 from weakincentives.mcp._results import bounded_text, compact, describe_block, plain
 from weakincentives.serde import JSONValue
 
@@ -61,7 +61,11 @@ def read_entries(
     templates: Iterable[types.ResourceTemplate],
     prompts: Iterable[types.Prompt],
 ) -> tuple[list[CatalogTool], list[ImportProblem]]:
-    """Catalogue entries for a server's resources, templates and prompts, and the ones left out."""
+    """Catalogue entries for a server's resources, templates and prompts, and the ones left out.
+
+    An item is left out when it repeats an earlier one, its URI template does not
+    parse, or its entry alone breaks a catalogue rule (an id or name too long, empty).
+    """
     entries: list[CatalogTool] = []
     problems: list[ImportProblem] = []
     seen: set[str] = set()
@@ -81,7 +85,12 @@ def read_entries(
         except InvalidUriTemplate as error:
             problems.append(_problem(server, target, f"invalid URI template: {error}"))
             continue
-        entries.append(_entry(server, tool_id, kind=kind, target=target, item=item, schema=schema))
+        entry = _entry(server, tool_id, kind=kind, target=target, item=item, schema=schema)
+        reason = catalogue_problem(entry)  # one hostile item never fails the catalogue
+        if reason is None:
+            entries.append(entry)
+        else:
+            problems.append(_problem(server, target, reason))
     return entries, problems
 
 
