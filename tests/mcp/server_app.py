@@ -96,6 +96,7 @@ def build_server(
     hang_list: bool = False,
     big_listing: int = 0,
     hostile_reads: bool = False,
+    extra_tools: tuple[str, ...] = (),
 ) -> Server[Any]:
     """The test server; ``filler`` adds ``create_issues_*``-style tools to exercise grouping.
 
@@ -107,9 +108,11 @@ def build_server(
     ``tools/list`` until the last is sent) and ``list_count`` (how many were served);
     ``hang_list`` makes ``tools/list`` never answer; ``big_listing`` adds tools whose
     descriptions make the listing that many bytes larger; ``hostile_reads`` lists
-    resources and prompts the catalogue cannot take (see ``HOSTILE_RESOURCES``).
+    resources and prompts the catalogue cannot take (see ``HOSTILE_RESOURCES``);
+    ``extra_tools`` adds plain tools of those names.
     """
     tools = list(BASE_TOOLS) + (FAULTY_TOOLS if faulty else [])
+    tools.extend(_plain_tool(name) for name in extra_tools)
     if deep_category:
         category = "/".join(f"c{index}" for index in range(deep_category))
         tools.append(
@@ -235,6 +238,10 @@ def build_server(
     return server
 
 
+def _plain_tool(name: str) -> types.Tool:
+    return types.Tool(name=name, description=f"Plain tool {name}.", input_schema=_object({}, []))
+
+
 HOSTILE_RESOURCES = [
     types.Resource(uri="file:///" + "a" * 10_000, name="long"),
     types.Resource(uri="file:///fine", name="fine"),
@@ -299,6 +306,7 @@ if __name__ == "__main__":
     parser.add_argument("--burst", action="store_true")
     parser.add_argument("--hang-list", action="store_true")
     parser.add_argument("--hostile-reads", action="store_true")
+    parser.add_argument("--extra-tool", action="append", default=[])
     args = parser.parse_args()
     anyio.run(
         _serve_stdio,
@@ -311,6 +319,7 @@ if __name__ == "__main__":
             burst=args.burst,
             hang_list=args.hang_list,
             hostile_reads=args.hostile_reads,
+            extra_tools=tuple(args.extra_tool),
         ),
         args.legacy,
     )

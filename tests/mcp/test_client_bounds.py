@@ -112,3 +112,39 @@ def test_resources_and_prompts_the_catalogue_refuses_are_left_out_alone() -> Non
         discovery = toolbox.discovery()
         read = discovery.call_tool("reads.resource:file:///fine", {})
         assert read.message == "read file:///fine"
+
+
+def test_an_entry_whose_id_is_taken_is_left_out_and_the_rest_imports() -> None:
+    """Ids that repeat across entries are problems of the later entry, not a failed open.
+
+    Server ``a`` lists a tool ``b.echo`` and server ``a.b`` a tool ``echo``: both are
+    ``a.b.echo``. Server ``reads`` lists a tool named ``resource:file:///fine`` and a
+    resource ``file:///fine``: both are ``reads.resource:file:///fine``.
+    """
+    specs = [
+        stdio_spec("--extra-tool", "b.echo", name="a"),
+        stdio_spec(name="a.b"),
+        stdio_spec("--hostile-reads", "--extra-tool", "resource:file:///fine", name="reads"),
+    ]
+    with MCPToolbox.open(specs) as toolbox:
+        taken = [problem for problem in toolbox.problems if "already" in problem.reason]
+        assert taken == [
+            ImportProblem(
+                server="a.b",
+                tool_name="echo",
+                reason="its catalogue id 'a.b.echo' is already taken by another entry",
+            ),
+            ImportProblem(
+                server="reads",
+                tool_name="file:///fine",
+                reason="its catalogue id 'reads.resource:file:///fine' is already taken "
+                "by another entry",
+            ),
+        ]
+        discovery = toolbox.discovery()
+        assert discovery.call_tool("a.b.echo", {}).message == "ran b.echo"
+        assert discovery.call_tool("a.b.add", {"a": 1, "b": 2}).message == "3"
+        assert (
+            discovery.call_tool("reads.resource:file:///fine", {}).message
+            == "ran resource:file:///fine"
+        )

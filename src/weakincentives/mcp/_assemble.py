@@ -11,7 +11,7 @@ from mcp import types
 from weakincentives.discovery import CatalogNode, CatalogTool, ToolCatalog
 from weakincentives.mcp._connection import MCPConnection
 from weakincentives.mcp._import import ImportProblem, server_entries
-from weakincentives.mcp._reads import read_entries
+from weakincentives.mcp._reads import ReadHandle, read_entries
 
 __all__ = ["ServerListing", "build_catalog", "list_server"]
 
@@ -43,10 +43,15 @@ def build_catalog(
     listings: Mapping[str, ServerListing],
     connections: Mapping[str, MCPConnection],
 ) -> tuple[ToolCatalog, tuple[ImportProblem, ...]]:
-    """One catalogue: the extra entries, then each server's category and entries."""
+    """One catalogue: the extra entries, then each server's category and entries.
+
+    An entry whose id an earlier one has (``a`` listing ``b.echo`` and ``a.b``
+    listing ``echo``) is left out with a problem; the first keeps the id.
+    """
     tools = list(extra_tools)
     nodes = list(extra_nodes)
     problems: list[ImportProblem] = []
+    taken = {tool.tool_id for tool in tools}
     for key, listing in listings.items():
         connection = connections[key]
         node, entries, skipped = server_entries(
@@ -54,11 +59,26 @@ def build_catalog(
         )
         reads, unread = read_entries(key, listing.resources, listing.templates, listing.prompts)
         nodes.append(node)
-        tools.extend(entries)
-        tools.extend(reads)
         problems.extend(skipped)
         problems.extend(unread)
+        for entry in (*entries, *reads):
+            if entry.tool_id in taken:
+                problems.append(_taken(key, entry))
+                continue
+            taken.add(entry.tool_id)
+            tools.append(entry)
     return ToolCatalog(tools=tools, nodes=nodes), tuple(problems)
+
+
+def _taken(server: str, entry: CatalogTool) -> ImportProblem:
+    """The problem of ``entry``, whose id an earlier entry already has."""
+    handle = entry.handle
+    name = handle.target if isinstance(handle, ReadHandle) else entry.name
+    return ImportProblem(
+        server=server,
+        tool_name=name,
+        reason=f"its catalogue id {entry.tool_id!r} is already taken by another entry",
+    )
 
 
 def _no_tasks(connection: MCPConnection) -> str | None:
