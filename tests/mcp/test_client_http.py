@@ -117,6 +117,18 @@ def test_servers_with_one_name_get_distinct_categories(http_server: HttpFactory)
         assert toolbox.discovery().call_tool("web-2.add", {"a": 1, "b": 1}).value == {"sum": 2}
 
 
+def test_a_server_name_no_category_can_have_gives_way_to_its_url(
+    http_server: HttpFactory,
+) -> None:
+    """A server calling itself by 600 characters is filed under its URL, not a failed open."""
+    url = http_server(build_server(name="n" * 600))
+    other = http_server(build_server(name="web"))
+    with MCPToolbox.open([HttpServer(url=url), HttpServer(url=other)]) as toolbox:
+        assert [node.name for node in toolbox.catalog.children(())] == [url, "web"]
+        assert set(toolbox.servers) == {url, "web"}
+        assert toolbox.discovery().call_tool(f"{url}.add", {"a": 1, "b": 1}).value == {"sum": 2}
+
+
 def test_async_callers_share_one_connection(http_server: HttpFactory) -> None:
     """open_async and execute work on the caller's loop, and discovery awaits the same call."""
     url = http_server(build_server(name="web"))

@@ -20,6 +20,8 @@ from typing import Any, TextIO
 from mcp import ClientSession, types
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
+from weakincentives.discovery import CatalogNode, ToolCatalog
+from weakincentives.errors import CatalogError
 from weakincentives.mcp._client_transport import enter_transport
 from weakincentives.mcp._errors import MCPConnectionError, MCPError, MCPOperation
 from weakincentives.mcp._hooks import ClientHooks, SessionHooks
@@ -64,6 +66,7 @@ class MCPConnection:
         self._session: ClientSession | None = None
         self._dispatcher: JSONRPCDispatcher[Any] | None = None
         self._info: types.Implementation | None = None
+        self._reported_name: str | None = None
         self._instructions: str | None = None
         self._capabilities = types.ServerCapabilities()
         self._version = ""
@@ -130,8 +133,7 @@ class MCPConnection:
         """The category name for the server's tools."""
         if self._spec.name is not None:
             return self._spec.name
-        info = self._info
-        return info.name if info is not None and info.name.strip() else self._spec.label
+        return self._reported_name or self._spec.label
 
     @property
     def summary(self) -> str:
@@ -337,6 +339,7 @@ class MCPConnection:
         self._session = session
         self._dispatcher = dispatcher
         self._info = session.server_info
+        self._reported_name = _category_name(session.server_info)
         self._instructions = session.instructions
         self._capabilities = session.server_capabilities or types.ServerCapabilities()
         self._version = session.protocol_version or ""
@@ -452,6 +455,16 @@ class MCPConnection:
     ) -> T:
         """Await ``coroutine`` on the connection's loop (see :func:`hop`)."""
         return await hop(self._loop, coroutine, guard=guard, server=self.name)
+
+
+def _category_name(info: types.Implementation | None) -> str | None:
+    """The name the server gave, when it can name a catalogue category (not blank, not too long)."""
+    name = info.name if info is not None else ""
+    try:
+        ToolCatalog(tools=(), nodes=[CatalogNode(name=name, path=(name,))])
+    except CatalogError:
+        return None
+    return name
 
 
 def _offers(capabilities: types.ServerCapabilities, kind: ListingKind) -> bool:
