@@ -259,6 +259,17 @@ def test_async_callers_see_a_failed_or_disabled_reconnection(
         assert after == "b"
 
 
+def test_refreshing_a_server_that_is_not_connected_names_the_connected_ones(
+    paged: MCPToolbox,
+) -> None:
+    """An unknown server name is a ConfigValidationError, as for reconnect, not a KeyError."""
+    with pytest.raises(ConfigValidationError) as caught:
+        paged.refresh("gone")
+    assert caught.value.message == "no MCP server is connected as 'gone'; connected: testsrv"
+    assert caught.value.field_name == "server"
+    assert paged.version == 1
+
+
 def test_reconnect_opens_a_healthy_server_again_and_rebuilds() -> None:
     """The public reconnect replaces the connection and re-reads the tools."""
     with MCPToolbox.open([stdio_spec(name="steady")]) as toolbox:

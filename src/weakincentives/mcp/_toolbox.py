@@ -303,11 +303,7 @@ class MCPToolbox(Closing, AsyncClosing):
             and (server is None or entry.handle.server == server)
         ]
         if server is not None and server not in self._connections:
-            raise ConfigValidationError(
-                f"no MCP server is connected as {server!r}; connected: "
-                f"{', '.join(sorted(self._connections)) or 'none'}",
-                field_name="server",
-            )
+            raise self._unknown(server)
         return section_tools(self, entries)
 
     def discovery_source(self, **options: Any) -> Callable[[], ToolDiscovery]:
@@ -338,7 +334,12 @@ class MCPToolbox(Closing, AsyncClosing):
         return lambda: self._resource_listeners.remove(listener)
 
     async def refresh_async(self, server: str | None = None) -> ToolCatalog:
-        """Read the listings of ``server`` (default: every server) again and rebuild."""
+        """Read the listings of ``server`` (default: every server) again and rebuild.
+
+        Raises ``ConfigValidationError`` for a name that is not connected.
+        """
+        if server is not None and server not in self._connections:
+            raise self._unknown(server)
         keys = [server] if server is not None else list(self._connections)
         listed = await asyncio.gather(*(list_server(self._connections[key]) for key in keys))
         with self._lock:
@@ -371,11 +372,7 @@ class MCPToolbox(Closing, AsyncClosing):
         """
         old = self._connections.get(server)
         if old is None:
-            raise ConfigValidationError(
-                f"no MCP server is connected as {server!r}; connected: "
-                f"{', '.join(sorted(self._connections)) or 'none'}",
-                field_name="server",
-            )
+            raise self._unknown(server)
         await self._replace(server, old)
         return self.catalog
 
@@ -401,6 +398,14 @@ class MCPToolbox(Closing, AsyncClosing):
                 self._listings[server] = listed
         logger.info("reconnected to MCP server %r", server)
         self._rebuild()
+
+    def _unknown(self, server: str) -> ConfigValidationError:
+        """The error for a server name that is not connected, naming those that are."""
+        return ConfigValidationError(
+            f"no MCP server is connected as {server!r}; connected: "
+            f"{', '.join(sorted(self._connections)) or 'none'}",
+            field_name="server",
+        )
 
     async def aclose(self) -> None:
         """Close every connection (stopping stdio servers); safe to call twice."""
