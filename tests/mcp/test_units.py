@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import cast
+
 import httpx2
 import mcp.types as types
 import pytest
+from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import BaseModel, ValidationError
 
@@ -19,6 +23,7 @@ from weakincentives.mcp import (
     StdioServer,
     parse_server,
 )
+from weakincentives.mcp._hooks import ClientHooks, SessionHooks
 from weakincentives.mcp._mapping import mapped
 from weakincentives.mcp._results import MAX_RESULT_CHARS, outcome_of
 
@@ -176,3 +181,23 @@ class TestParseServer:
             parse_server(text)
         assert caught.value.message == message
         assert caught.value.field_name == "server"
+
+
+class TestElicitationDefaults:
+    @pytest.mark.parametrize("properties", [["name"], "name", 7])
+    def test_properties_that_are_not_an_object_leave_the_answer_as_given(
+        self, properties: object
+    ) -> None:
+        """A form whose ``properties`` is not an object has no defaults to fill: no raise."""
+
+        def answer(server: str, request: types.ElicitRequestParams) -> types.ElicitResult:
+            return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+        hooks = SessionHooks(
+            ClientHooks(elicitation=answer), server=lambda: "srv", relay=lambda: None
+        )
+        params = types.ElicitRequestFormParams(
+            message="Who?", requested_schema={"type": "object", "properties": properties}
+        )
+        answered = asyncio.run(hooks.elicit(cast(ClientRequestContext, None), params))
+        assert answered == types.ElicitResult(action="accept", content={"name": "Ada"})

@@ -244,7 +244,9 @@ def _with_defaults(
     """An accepted form answer with the schema's defaults for the fields it left out."""
     if answer.action != "accept" or not isinstance(params, types.ElicitRequestFormParams):
         return answer
-    properties: Any = params.requested_schema.get("properties") or {}
+    properties: Any = params.requested_schema.get("properties")
+    if not isinstance(properties, dict):  # a hostile schema: no defaults to fill
+        return answer
     content = dict(answer.content or {})
     for name, field in properties.items():
         if name not in content and isinstance(field, dict) and "default" in field:
