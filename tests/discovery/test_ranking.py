@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -354,3 +354,55 @@ class TestLastResort:
         assert rows[0]
         assert rows[1]
         assert not rows[2]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: BM25Ranker(sibling_weight=-1),
+            "BM25Ranker.sibling_weight must be a finite number >= 0, got -1",
+        ),
+        (lambda: BM25Ranker(k1=math.nan), "BM25Ranker.k1 must be a finite number >= 0, got nan"),
+        (lambda: BM25Ranker(k1=math.inf), "BM25Ranker.k1 must be a finite number >= 0, got inf"),
+        (
+            lambda: BM25Ranker(sibling_weight=True),
+            "BM25Ranker.sibling_weight must be a finite number >= 0, got True",
+        ),
+        (
+            lambda: BM25Ranker(sibling_limit=0),
+            "BM25Ranker.sibling_limit must be an integer >= 1 or None, got 0",
+        ),
+        (
+            lambda: BM25Ranker(prune_above=-1),
+            "BM25Ranker.prune_above must be an integer >= 0, got -1",
+        ),
+        (
+            lambda: FieldWeights(name=-0.5),
+            "FieldWeights.name must be a finite number >= 0, got -0.5",
+        ),
+        (
+            lambda: FieldWeights(summary="1"),  # type: ignore[arg-type]
+            "FieldWeights.summary must be a finite number >= 0, got '1'",
+        ),
+        (
+            lambda: FieldWeights(length_damping={"name": 1.5}),
+            "FieldWeights.length_damping['name'] must be a number from 0 to 1, got 1.5",
+        ),
+        (
+            lambda: FieldWeights(length_damping={"title": 0.5}),
+            "FieldWeights.length_damping names no field 'title'; the fields are name, summary, "
+            "tags, parent, ancestors, params",
+        ),
+    ],
+)
+def test_ranker_settings_out_of_range_are_refused(make: Callable[[], object], message: str) -> None:
+    """A negative weight divided scores by zero at search time; now the setting is named."""
+    with pytest.raises(ConfigValidationError) as caught:
+        make()
+    assert caught.value.message == message
+
+
+def test_ranker_settings_at_their_bounds_are_accepted() -> None:
+    assert BM25Ranker(k1=0, sibling_weight=0, sibling_limit=None, prune_above=0).k1 == 0
+    assert FieldWeights(name=0, length_damping={"name": 0.0, "summary": 1}).name == 0

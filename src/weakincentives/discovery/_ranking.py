@@ -90,9 +90,41 @@ class FieldWeights:
     )
     """BM25 ``b`` per field: 0 ignores field length, 1 normalises fully."""
 
+    def __post_init__(self) -> None:
+        for name in FIELDS:
+            _check_number(FieldWeights, name, getattr(self, name), maximum=math.inf)
+        unknown = sorted(set(self.length_damping) - set(FIELDS))
+        if unknown:
+            raise ConfigValidationError(
+                f"FieldWeights.length_damping names no field {', '.join(map(repr, unknown))}; "
+                f"the fields are {', '.join(FIELDS)}",
+                config_type=FieldWeights,
+                field_name="length_damping",
+                value=dict(self.length_damping),
+            )
+        for name, damping in self.length_damping.items():
+            _check_number(FieldWeights, f"length_damping[{name!r}]", damping, maximum=1.0)
+
     def weight(self, field_name: str) -> float:
         """Return the weight of ``field_name``."""
         return float(getattr(self, field_name))
+
+
+def _check_number(owner: type, name: str, value: object, *, maximum: float) -> None:
+    """Refuse a setting that is not a finite number between 0 and ``maximum``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 <= value <= maximum
+        or math.isinf(value)
+    ):
+        bound = "a finite number >= 0" if maximum == math.inf else f"a number from 0 to {maximum:g}"
+        raise ConfigValidationError(
+            f"{owner.__name__}.{name} must be {bound}, got {value!r}",
+            config_type=owner,
+            field_name=name,
+            value=value,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +161,25 @@ class BM25Ranker:
     vectorised: bool | None = None
     """Build and score with numpy: None uses it when it can be imported. The results
     are identical either way; numpy is much faster on large catalogues."""
+
+    def __post_init__(self) -> None:
+        _check_number(BM25Ranker, "k1", self.k1, maximum=math.inf)
+        _check_number(BM25Ranker, "sibling_weight", self.sibling_weight, maximum=math.inf)
+        for name, value, least in (
+            ("sibling_limit", self.sibling_limit, 1),
+            ("prune_above", self.prune_above, 0),
+        ):
+            if value is None and name == "sibling_limit":
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ConfigValidationError(
+                    f"BM25Ranker.{name} must be an integer >= {least}"
+                    + (" or None" if name == "sibling_limit" else "")
+                    + f", got {value!r}",
+                    config_type=BM25Ranker,
+                    field_name=name,
+                    value=value,
+                )
 
     def index(self, catalog: ToolCatalog) -> BM25Index:
         """Build the inverted indexes for ``catalog``'s tools and categories."""
