@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from weakincentives._bounded import clip
 from weakincentives.adapters._request_digest import RequestDigests
 from weakincentives.adapters._response import RESPONSE_DOCUMENT
 from weakincentives.adapters._step_runner import CallStep, Decision, Progress, SendStep, Sent
@@ -373,14 +374,9 @@ class DurableSteps:
         self._saved = (round_number, status)
 
 
-def _shown(document: JSONValue) -> str:
-    """A stored document as an error quotes it, cut to a readable length."""
-    text = repr(document)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-_SHOWN = 80
-"""Characters of a recorded document quoted in an error."""
+def _shown(value: object) -> str:
+    """A stored value as an error quotes it: its ``repr``, cut to 80 characters."""
+    return clip(repr(value), 80)
 
 
 def _arguments(call: ToolCall) -> JSONValue:

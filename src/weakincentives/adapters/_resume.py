@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
 
+from weakincentives._bounded import clip
 from weakincentives.adapters._channels import Channels, resolve_channels
 from weakincentives.adapters._durable import DurableSteps
 from weakincentives.adapters._loop import Evaluation
@@ -340,13 +341,8 @@ def _instant(evaluation_id: str, name: str, value: JSONValue) -> datetime:
 
 
 def _shown(value: object) -> str:
-    """A stored value as an error quotes it: its repr, cut to a readable length."""
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-_SHOWN = 80
-"""Characters of a stored value quoted in a ResumeError."""
+    """A stored value as an error quotes it: its ``repr``, cut to 80 characters."""
+    return clip(repr(value), 80)
 
 
 def _label(identity: tuple[object, object] | None) -> str:
