@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import threading
+
+import pytest
 
 from tests.child_signals import FRESH_SIGINT
+from weakincentives._portal import run_sync
 
 CHILD = r"""
 import asyncio, signal, sys, threading
@@ -58,3 +63,32 @@ def test_cleanup_past_the_grace_does_not_hold_the_exit() -> None:
     done = _run(600)
     assert done.returncode == 0
     assert done.stdout.splitlines() == ["INTERRUPTED"]
+
+
+class _Signal(BaseException):
+    """A library's own BaseException (as pytest's ``Failed`` or trio's ``Cancelled`` are)."""
+
+
+@pytest.mark.parametrize("signal", [GeneratorExit, _Signal])
+def test_a_coroutine_ending_with_another_base_exception_reaches_the_caller(
+    signal: type[BaseException],
+) -> None:
+    """Not only errors, KeyboardInterrupt and SystemExit: the caller gets it, it does not hang."""
+
+    async def ends_with_signal() -> None:
+        raise signal("stop")
+
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            run_sync(ends_with_signal())
+        except BaseException as exc:  # what reached the caller is the test
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(timeout=10)
+    assert not caller.is_alive(), "run_sync never returned"
+    assert [type(exc) for exc in outcome] == [signal]
+    assert run_sync(asyncio.sleep(0, result="still serving")) == "still serving"

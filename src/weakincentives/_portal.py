@@ -119,7 +119,9 @@ async def _guarded[T](
 
     asyncio re-raises ``KeyboardInterrupt`` and ``SystemExit`` out of the loop from any
     task, which would stop the shared loop for every caller and leave this one waiting
-    forever; caught here, they travel to the waiting thread instead.
+    forever; caught here, they travel to the waiting thread instead. Any other
+    ``BaseException`` (``GeneratorExit``, a library's own signal) travels the same way:
+    left to end the task, it would settle nothing and the caller would wait forever.
     """
     # The caller may cancel the future concurrently; then nobody waits for the outcome.
     with contextlib.suppress(concurrent.futures.InvalidStateError):
@@ -127,7 +129,7 @@ async def _guarded[T](
             result = await coroutine
         except asyncio.CancelledError:
             future.cancel()
-        except (Exception, KeyboardInterrupt, SystemExit) as exc:
+        except BaseException as exc:  # GeneratorExit or another signal too, not only errors
             future.set_exception(exc)
         else:
             future.set_result(result)
