@@ -43,6 +43,10 @@ WAIT = 5.0
 type Kind = Literal["sync", "async", "inline"]
 
 
+class OwnSignal(BaseException):
+    """A library's own BaseException, as pytest's ``Failed`` or trio's ``Cancelled`` are."""
+
+
 @dataclass(frozen=True)
 class Step:
     name: str
@@ -193,6 +197,30 @@ class TestCancellation:
             if isinstance(item, ToolOutputMessage)
         ]
         assert outputs == ["c0", "c1", "c2"]
+
+    @pytest.mark.parametrize("signal", [GeneratorExit, OwnSignal])
+    @pytest.mark.parametrize("kind", ["sync", "async", "inline"])
+    @pytest.mark.parametrize("calls", [1, 3])
+    def test_a_handlers_other_base_exception_is_a_failure_the_model_reads(
+        self, signal: type[BaseException], kind: Kind, calls: int
+    ) -> None:
+        """GeneratorExit or a library's BaseException fails its call; the evaluation goes on."""
+
+        def step(params: Step) -> str:
+            if params.name == "step-0":
+                raise signal("stop")
+            return params.name
+
+        bus = InProcessEventBus()
+        session = Session(bus=bus)
+        adapter = OfflineAdapter([turn(*["step"] * calls), ScriptedTurn(text="done")])
+        response = adapter.evaluate(prompt_with(tool("step", step, kind)), session=session)
+        assert response.text == "done"
+        results = [(r.success, r.message) for r in response.tool_results]
+        assert results[0] == (False, f"Tool 'step' failed: {signal.__name__}: stop")
+        assert results[1:] == [(True, f"step-{index}") for index in range(1, calls)]
+        assert [e.call_id for e in session.select(ToolInvoked)] == [f"c{i}" for i in range(calls)]
+        assert len(session.select(PromptExecuted)) == 1
 
     @pytest.mark.parametrize("kind", ["sync", "async"])
     def test_cancelling_the_evaluation_is_prompt_failed_and_then_silence(

@@ -7,8 +7,8 @@ handlers are awaited on the running loop, sync ones run on a worker thread (or
 inline, for ``run_in_thread=False``). Nothing a tool does, and nothing the model
 sends, makes it raise: every problem becomes ``ToolResult(success=False, value=None,
 message=...)`` naming the tool and the problem, and a ``ToolInvoked`` event is
-published either way. Only the cancellation of the caller, ``KeyboardInterrupt``,
-``SystemExit`` and other non-``Exception`` signals escape.
+published either way. Only the cancellation of the caller, ``KeyboardInterrupt`` and
+``SystemExit`` escape.
 """
 
 from __future__ import annotations

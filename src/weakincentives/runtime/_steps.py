@@ -10,6 +10,8 @@ has an async flavour (:func:`invoke`, on the loop) and a worker-thread flavour
 - an ``Exception`` from the handler is a failed ``ToolResult`` the model reads;
 - a ``CancelledError`` the handler raised itself (the evaluation was not cancelled)
   is a failed result too, so a turn never loses a call;
+- so is any other ``BaseException`` it raised (``GeneratorExit``, a library's own
+  signal such as pytest's ``Failed``), as the exception named in the message;
 - ``KeyboardInterrupt`` and ``SystemExit`` are carried out as :class:`_Interrupted`, a
   ``BaseException`` that crosses tasks and threads without stopping the event loop
   (asyncio re-raises those two out of the loop from any task), and are raised again
@@ -317,6 +319,9 @@ async def invoke(state: PreparedCall, scope: ExecutionScope) -> None:
         return
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Interrupted(exc) from None
+    except BaseException as exc:  # GeneratorExit, a library's own signal: the tool failed
+        _raised(state, exc)
+        return
     finally:
         tracing.leave(token)
     _returned(state, produced)
@@ -340,12 +345,12 @@ def run_here(state: PreparedCall, loop: asyncio.AbstractEventLoop) -> _Interrupt
         _returned(state, outcome)
         return None
     error = outcome.error
-    if isinstance(error, Exception):
-        _raised(state, error)
-    elif isinstance(error, asyncio.CancelledError):
+    if isinstance(error, KeyboardInterrupt | SystemExit):
+        return _Interrupted(error)
+    if isinstance(error, asyncio.CancelledError):
         _cancelled(state, error)
     else:
-        return _Interrupted(cast("KeyboardInterrupt | SystemExit", error))
+        _raised(state, error)
     return None
 
 
@@ -364,18 +369,18 @@ class _Signal:
 def _settled(call: Callable[[], object]) -> object:
     try:
         return call()
-    except (Exception, asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+    except BaseException as exc:
         return _Signal(exc)
 
 
 async def _awaited(awaitable: object) -> object:
     try:
         return await cast("asyncio.Future[object]", awaitable)
-    except (Exception, asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+    except BaseException as exc:
         return _Signal(exc)
 
 
-def _raised(state: PreparedCall, exc: Exception) -> None:
+def _raised(state: PreparedCall, exc: BaseException) -> None:
     name = cast("Tool[Any, Any]", state.tool).name
     if isinstance(exc, ToolValidationError):
         logger.info("tool %r rejected the call: %s", name, exc.message)
