@@ -203,3 +203,43 @@ def test_a_drain_that_joins_later_runs_calls_in_the_callers_context() -> None:
 
     asyncio.run(main())
     assert seen == {"step-0": "r-7", "step-1": "r-7"}
+
+
+def test_an_inline_call_awaiting_its_result_counts_toward_max_concurrency() -> None:
+    """A run_in_thread=False handler handing back a coroutine holds a slot while awaited."""
+    running: list[str] = []
+    overlaps: list[tuple[str, ...]] = []
+
+    async def work(name: str) -> ToolResult[None]:
+        running.append(name)
+        overlaps.append(tuple(running))
+        for _ in range(5):
+            await asyncio.sleep(0)  # room for any other call to start meanwhile
+        running.remove(name)
+        return ToolResult(message=name)
+
+    def inline(params: Step, *, context: ToolContext) -> Awaitable[ToolResult[None]]:
+        return work(params.name)
+
+    async def spawned(params: Step, *, context: ToolContext) -> ToolResult[None]:
+        return await work(params.name)
+
+    tools = [
+        Tool(name="inline", description="Inline.", handler=inline, run_in_thread=False),
+        Tool(name="task", description="Task.", handler=spawned),
+    ]
+    done: dict[int, ToolExecution] = {}
+
+    async def main() -> None:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            await execute_tool_calls(
+                calls("task", "inline", "task"),
+                scope_for(tools, pool),
+                tools={tool.name: tool for tool in tools},
+                max_concurrency=1,
+                on_done=done.__setitem__,
+            )
+
+    asyncio.run(main())
+    assert sorted(done) == [0, 1, 2]
+    assert all(len(overlap) == 1 for overlap in overlaps), overlaps

@@ -120,9 +120,12 @@ class _Batch:
                 if threaded:
                     group.create_task(self._run_threaded(threaded))
                 # Calls that would not leave the loop's thread anyway (sync handlers with
-                # run_in_thread=False, unknown tools) run here, without a task each.
+                # run_in_thread=False, unknown tools) run here, without a task each. Each
+                # holds a slot: one handing back an awaitable lets the tasks run meanwhile.
                 for index in inline:
-                    self._done(index, await self._run_inline(index))
+                    async with self._limit:
+                        execution = await self._run_inline(index)
+                    self._done(index, execution)
         finally:
             self._close()
 
