@@ -137,7 +137,12 @@ def test_the_environment_picks_model_base_url_and_options(
 
 @pytest.mark.parametrize(
     ("text", "complaint"),
-    [("{nope", "must be a JSON object, such as"), ("[1]", "got a JSON list")],
+    [
+        ("{nope", "must be a JSON object, such as"),
+        ("[1]", "got a JSON list"),
+        ('{"temperature": NaN}', "NaN is not a JSON number"),
+        ('{"a": ' + "[" * 5000 + "]" * 5000 + "}", "nested more than"),
+    ],
 )
 def test_request_options_must_be_a_json_object(text: str, complaint: str) -> None:
     """A clear configuration error, naming the field."""
@@ -151,6 +156,15 @@ def test_bad_request_options_on_the_command_line_exit_with_1(
 ) -> None:
     """The command prints the error instead of a traceback."""
     assert main(["demo", "--request-options", "3"], out=io.StringIO()) == 1
+    assert "request options must be a JSON object" in capsys.readouterr().err
+
+
+def test_deeply_nested_request_options_in_the_environment_exit_with_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON nested past the recursion limit is refused, not a RecursionError traceback."""
+    monkeypatch.setenv("WINK_REQUEST_OPTIONS", "[" * 50_000 + "]" * 50_000)
+    assert main(["demo", "--no-prompt"], out=io.StringIO()) == 1
     assert "request options must be a JSON object" in capsys.readouterr().err
 
 

@@ -44,10 +44,10 @@ from weakincentives.adapters.openai import (
     OpenAIResponses,
     default_openai_codecs,
 )
-from weakincentives.errors import ConfigValidationError
+from weakincentives.errors import ConfigValidationError, ParseError
 from weakincentives.prompt import PromptTemplate
 from weakincentives.runtime import InProcessEventBus, PromptExecuted, Session, TokenUsage
-from weakincentives.serde import JSONValue, dump
+from weakincentives.serde import JSONValue, dump, loads
 from weakincentives.tools import WebSearchResult
 
 __all__ = ["DemoOptions", "register", "run_demo"]
@@ -143,10 +143,11 @@ def _json_object(text: str | None) -> dict[str, JSONValue]:
     if not text:
         return {}
     try:
-        value = json.loads(text)
-    except ValueError as exc:
+        value = loads(text)  # refuses NaN, lone surrogates and nesting json.loads recurses on
+    except ParseError as exc:
         raise ConfigValidationError(
-            f"request options must be a JSON object, such as '{{\"temperature\": 0}}': {exc}",
+            f"request options must be a JSON object, such as '{{\"temperature\": 0}}': "
+            f"{exc.message}",
             field_name="request_options",
             value=text,
         ) from exc
