@@ -121,6 +121,14 @@ class TestRender:
             (["render", "{module}:template", "--params", "{"], "--params is not valid JSON"),
             (["render", "{module}:template", "--params", "[]"], "--params must be a JSON object"),
             (
+                ["render", "{module}:template", "--params", "[" * 50_000 + "]" * 50_000],
+                "--params is not valid JSON: expected valid JSON, got JSON nested more than",
+            ),
+            (
+                ["render", "{module}:template", "--params", '{"TaskParams": {"goal": "\\ud800"}}'],
+                "--params is not valid JSON: expected valid JSON, got a lone surrogate",
+            ),
+            (
                 ["render", "{module}:template", "--params", '{"Other": {}}'],
                 "names 'Other', which no section takes (known: EmptyParams, TaskParams)",
             ),

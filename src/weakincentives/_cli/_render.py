@@ -22,7 +22,7 @@ from weakincentives.prompt import (
     SectionVisibility,
     parse_dotted,
 )
-from weakincentives.serde import parse
+from weakincentives.serde import loads, parse
 
 __all__ = ["CommandError", "load_prompt", "parse_params", "register", "render_command"]
 
@@ -81,9 +81,9 @@ def parse_params(prompt: Prompt[Any], text: str | None) -> tuple[object, ...]:
     if text is None:
         return ()
     try:
-        raw = json.loads(text)
-    except ValueError as exc:
-        raise CommandError(f"--params is not valid JSON: {exc}") from exc
+        raw = loads(text)  # refuses NaN, lone surrogates and nesting json.loads recurses on
+    except ParseError as exc:
+        raise CommandError(f"--params is not valid JSON: {exc.message}") from exc
     if not isinstance(raw, dict):
         raise CommandError('--params must be a JSON object like {"TaskParams": {"goal": "..."}}')
     by_name = {kind.__name__: kind for kind in prompt.template.params_types}
