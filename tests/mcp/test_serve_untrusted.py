@@ -339,6 +339,24 @@ def test_stdin_from_a_regular_file_is_read_to_the_end_and_every_request_answered
     _answered(done.stdout)
 
 
+def test_stdin_from_dev_null_ends_at_once(catalog_file: Path) -> None:
+    """A character device epoll refuses is read like a file: no input, so the server stops.
+
+    The loop took /dev/null for a pipe; epoll then refused it in a callback (a
+    PermissionError traceback) and the server waited for input forever.
+    """
+    done = subprocess.run(
+        _serve_argv(catalog_file),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=ANSWER_SECONDS,
+        check=True,
+    )
+    assert done.stdout == b""
+    assert b"Traceback" not in done.stderr
+
+
 def test_requests_written_before_stdin_closes_are_all_answered(catalog_file: Path) -> None:
     """A client that writes its requests and closes stdin at once still gets every answer."""
     done = subprocess.run(

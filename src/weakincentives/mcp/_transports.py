@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, BinaryIO
@@ -139,10 +140,12 @@ async def _stdin_lines() -> AsyncIterator[Any]:
         yield None
         return
     try:
+        if not _watchable(pipe.fileno()):
+            raise ValueError("the event loop cannot watch stdin")
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe
         )
-    except (OSError, ValueError):  # a regular file: the loop cannot watch it
+    except (OSError, ValueError):  # a regular file or /dev/null: the loop cannot watch it
         with pipe:
             yield _FileLines(pipe)
         return
@@ -150,6 +153,16 @@ async def _stdin_lines() -> AsyncIterator[Any]:
         yield _Lines(reader)
     finally:
         transport.close()
+
+
+def _watchable(descriptor: int) -> bool:
+    """Whether the event loop can watch ``descriptor``: a pipe, a socket or a terminal.
+
+    Other character devices, such as ``/dev/null``, pass ``connect_read_pipe``'s check,
+    but epoll refuses them later, in a callback, and the reader would wait forever.
+    """
+    mode = os.fstat(descriptor).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(descriptor)
 
 
 def bind_http(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
