@@ -201,6 +201,10 @@ def test_serve_over_streamable_http(http_command: str) -> None:
             "--timeout must be a positive number of seconds, got 0.0",
         ),
         (
+            ["mcp", "serve", "--upstream", "x", "--timeout", "nan"],
+            "--timeout must be a positive number of seconds, got nan",
+        ),
+        (
             ["mcp", "serve", "--upstream", "/nonexistent/server --stdio", "--timeout", "5"],
             "MCP server '/nonexistent/server --stdio' (connect): cannot reach the server: "
             "FileNotFoundError",

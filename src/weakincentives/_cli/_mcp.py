@@ -122,7 +122,7 @@ def mcp_command(arguments: argparse.Namespace) -> int:
     """Run ``mcp serve`` until the client disconnects (stdio) or the process is stopped."""
     if arguments.catalog is None and not arguments.upstream:
         raise CommandError("give a CATALOG file, at least one --upstream server, or both")
-    if arguments.timeout <= 0:
+    if not arguments.timeout > 0:  # NaN is not > 0 either
         raise CommandError(
             f"--timeout must be a positive number of seconds, got {arguments.timeout}"
         )
