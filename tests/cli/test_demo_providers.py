@@ -159,6 +159,15 @@ def test_bad_request_options_on_the_command_line_exit_with_1(
     assert "request options must be a JSON object" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_temperature_that_is_not_finite_exits_with_1(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused up front, naming the flag (it failed later, naming no option)."""
+    assert main(["demo", "--temperature", value], out=io.StringIO()) == 1
+    assert f"temperature must be a finite number, got {value}" in capsys.readouterr().err
+
+
 def test_deeply_nested_request_options_in_the_environment_exit_with_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -109,6 +110,12 @@ class DemoOptions:
         variable = "ANTHROPIC_BASE_URL" if chosen == "anthropic" else "OPENAI_BASE_URL"
         options = _json_object(request_options or os.environ.get("WINK_REQUEST_OPTIONS"))
         if temperature is not None:
+            if not math.isfinite(temperature):
+                raise ConfigValidationError(
+                    f"temperature must be a finite number, got {temperature}",
+                    field_name="temperature",
+                    value=temperature,
+                )
             options["temperature"] = temperature
         return cls(
             adapter=chosen,
