@@ -118,6 +118,12 @@ class TestRender:
             (["render", "no_such_module_xyz:t"], "cannot import module 'no_such_module_xyz'"),
             (["render", "{module}:missing"], "has no attribute 'missing'"),
             (["render", "{module}:not_a_prompt"], "is a int, not a PromptTemplate"),
+            (
+                ["render", "json:dumps"],
+                "json:dumps cannot be called without arguments (missing a required argument: "
+                "'obj'); point MODULE:ATTR at a PromptTemplate",
+            ),
+            (["render", "builtins:dict"], "builtins:dict is a dict, not a PromptTemplate"),
             (["render", "{module}:template", "--params", "{"], "--params is not valid JSON"),
             (["render", "{module}:template", "--params", "[]"], "--params must be a JSON object"),
             (

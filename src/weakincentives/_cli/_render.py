@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import inspect
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from weakincentives._cli._commands import CommandGroup, add_command
@@ -58,12 +59,26 @@ def load_prompt(target: str) -> Prompt[Any]:
     except AttributeError:
         raise CommandError(f"module {module_name!r} has no attribute {attribute!r}") from None
     if callable(value) and not isinstance(value, PromptTemplate | Prompt):
+        _check_takes_no_arguments(target, value)
         value = value()
     if isinstance(value, PromptTemplate):
         return Prompt(value)
     if isinstance(value, Prompt):
         return value
     raise CommandError(f"{target} is a {type(value).__name__}, not a PromptTemplate or Prompt")
+
+
+def _check_takes_no_arguments(target: str, factory: Callable[..., object]) -> None:
+    """Refuse a factory that cannot be called with no arguments, saying what it needs."""
+    try:
+        inspect.signature(factory).bind()
+    except TypeError as exc:
+        raise CommandError(
+            f"{target} cannot be called without arguments ({exc}); point MODULE:ATTR at a "
+            "PromptTemplate, a Prompt, or a function that takes none"
+        ) from None
+    except ValueError:  # no signature to read (some builtins): calling it will tell
+        return
 
 
 def _file_hint(module_name: str, attribute: str) -> str:
