@@ -193,6 +193,7 @@ def test_bad_files_are_clear_errors(
     [
         (["--k", "0"], "--k must be from 1 to 50, got 0"),
         (["--k", "51"], "--k must be from 1 to 50"),
+        (["--show", "-1"], "--show must be 0 or more missed queries, got -1"),
     ],
 )
 def test_bad_options_are_clear_errors(

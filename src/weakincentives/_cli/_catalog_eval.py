@@ -169,6 +169,8 @@ def catalog_eval_command(
     """
     if not 1 <= k <= MAX_K:
         raise CommandError(f"--k must be from 1 to {MAX_K}, got {k}")
+    if show < 0:
+        raise CommandError(f"--show must be 0 or more missed queries, got {show}")
     try:
         catalog = read_catalog(catalog_file)
     except CatalogError as exc:
