@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,6 +19,7 @@ from temporalio.exceptions import (
 )
 
 from tests.temporal import agents
+from weakincentives.adapters import Decision
 from weakincentives.errors import (
     ConfigValidationError,
     EvaluationFailedError,
@@ -197,6 +199,27 @@ class TestDocuments:
                 extras={"client": object()},
             )
         assert raised.value.field_name == "extras"
+
+    @pytest.mark.parametrize(
+        ("payload", "field", "message"),
+        [
+            ("approve", "decision", "needs an object with call_id, approved and message"),
+            ({"approved": True}, "call_id", "needs call_id, a non-empty string, got None"),
+            ({"call_id": "c", "approved": "false"}, "approved", "true or false (call 'c')"),
+            ({"call_id": "c", "approved": False, "message": 5}, "message", "got 5"),
+        ],
+    )
+    def test_a_malformed_decision_names_its_field(
+        self, payload: object, field: str, message: str
+    ) -> None:
+        """A decide payload from another client is read strictly: "false" approves nothing."""
+        with pytest.raises(ConfigValidationError, match=re.escape(message)) as raised:
+            _documents.read_decision(payload)
+        assert raised.value.field_name == field
+
+    def test_a_decision_is_read_with_its_message(self) -> None:
+        payload = {"call_id": "c", "approved": False, "message": "no"}
+        assert _documents.read_decision(payload) == ("c", Decision(approved=False, message="no"))
 
 
 class TestConfiguration:

@@ -212,6 +212,28 @@ class TestApproval:
         ]
         assert response.pending_approvals == ()
 
+    def test_malformed_decide_signals_are_ignored_and_the_workflow_goes_on(
+        self, temporal_address: str
+    ) -> None:
+        """Another client's bad payloads neither decide nor wedge the workflow's tasks."""
+
+        async def run() -> tuple[tuple[ToolCall, ...], PromptResponse[str]]:
+            async with in_worker(temporal_address) as (client, evaluations):
+                handle: EvaluationHandle[str] = await evaluations.start(agents.PAYOUT)
+                first = await eventually(handle.pending_approvals, bool)
+                raw = client.get_workflow_handle(handle.evaluation_id)
+                call_id = first[0].call_id
+                for payload in ({}, "yes", {"call_id": call_id, "approved": "false"}):
+                    await raw.signal("decide", payload)
+                still = await handle.pending_approvals()  # answered: the task did not fail
+                await handle.decide(call_id, approved=True)
+                await handle.decide("call_1_2", approved=True)
+                return still, await handle.result()
+
+        still, response = asyncio.run(run())
+        assert [call.call_id for call in still] == ["call_1_1"]
+        assert [result.success for result in response.tool_results] == [True, True, True]
+
     def test_cancelling_the_workflow_cancels_the_evaluation(self, temporal_address: str) -> None:
         """While it waits for a person: PromptFailed phase cancelled, EvaluationFailedError."""
 

@@ -16,7 +16,14 @@ from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
 
-from weakincentives.adapters import ConversationItem, Disclosure, OutputSchema, TurnRequest
+from weakincentives._bounded import clip
+from weakincentives.adapters import (
+    ConversationItem,
+    Decision,
+    Disclosure,
+    OutputSchema,
+    TurnRequest,
+)
 from weakincentives.errors import ConfigValidationError, SchemaError
 from weakincentives.prompt import Prompt, SectionPath, SectionVisibility, VisibilityOverrides
 from weakincentives.serde import JSONValue, dump_typed, parse_typed
@@ -25,6 +32,7 @@ __all__ = [
     "INPUT_FORMAT",
     "Document",
     "Start",
+    "read_decision",
     "read_request",
     "read_start",
     "request_document",
@@ -132,6 +140,35 @@ def read_start(document: Document) -> Start:
         extras=parse_typed(dict[str, object], document["extras"]),
         extras_document=document["extras"],
     )
+
+
+def read_decision(document: object) -> tuple[str, Decision]:
+    """The call id and decision of a ``decide`` signal's payload.
+
+    Raises ``ConfigValidationError`` naming the field when the payload is not an object
+    with a non-empty string ``call_id``, a boolean ``approved`` and a string or null
+    ``message`` (``"false"`` is not a denial, nor an approval).
+    """
+
+    def refused(field: str, wanted: str, value: object) -> ConfigValidationError:
+        return ConfigValidationError(
+            f"a decide signal needs {wanted}, got {clip(repr(value), 80)}",
+            field_name=field,
+            value=value,
+        )
+
+    if not isinstance(document, dict):
+        raise refused("decision", "an object with call_id, approved and message", document)
+    call_id = document.get("call_id")
+    approved = document.get("approved")
+    message = document.get("message")
+    if not isinstance(call_id, str) or not call_id:
+        raise refused("call_id", "call_id, a non-empty string", call_id)
+    if not isinstance(approved, bool):
+        raise refused("approved", f"approved, true or false (call {call_id!r})", approved)
+    if message is not None and not isinstance(message, str):
+        raise refused("message", f"message, a string or null (call {call_id!r})", message)
+    return call_id, Decision(approved=approved, message=message)
 
 
 def request_document(request: object) -> Document:

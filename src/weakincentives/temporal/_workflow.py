@@ -26,9 +26,10 @@ from typing import Any
 from temporalio import workflow
 
 from weakincentives.adapters import Adapter, Decision, LoopSettings
+from weakincentives.errors import ConfigValidationError
 from weakincentives.runtime import InProcessEventBus, PromptFailed, Session, ToolCall
 from weakincentives.serde import dump_typed
-from weakincentives.temporal._documents import Document, read_start
+from weakincentives.temporal._documents import Document, read_decision, read_start
 from weakincentives.temporal._failures import workflow_failure
 from weakincentives.temporal._payloads import check_size
 from weakincentives.temporal._registry import Registry
@@ -96,12 +97,20 @@ def build_workflow(registry: Registry) -> type[object]:
         return await _evaluate(registry, adapter, document, self._state)
 
     @method
-    def decide(self: Any, decision: Document) -> None:
-        """A person's decision on a call waiting for approval; the first one stands."""
+    def decide(self: Any, decision: object) -> None:
+        """A person's decision on a call waiting for approval; the first one stands.
+
+        A malformed payload (from a client other than ``EvaluationHandle``) is logged
+        and ignored: raising here would fail every workflow task from now on.
+        """
         state: _State = self._state
-        decided = Decision(approved=bool(decision["approved"]), message=decision["message"])
+        try:
+            call_id, decided = read_decision(decision)
+        except ConfigValidationError as error:
+            workflow.logger.warning("decide signal ignored: %s", error)
+            return
         target = state.early if state.steps is None else state.steps.decisions
-        target.setdefault(str(decision["call_id"]), decided)
+        target.setdefault(call_id, decided)
 
     @method
     def events(self: Any, after: int) -> list[Any]:
