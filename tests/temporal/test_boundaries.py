@@ -274,6 +274,24 @@ class TestConfiguration:
         with pytest.raises(ConfigValidationError, match="has no timezone"):
             asyncio.run(start())
 
+    @pytest.mark.parametrize(
+        ("call_id", "approved", "message", "field"),
+        [("", True, None, "call_id"), ("c", "no", None, "approved"), ("c", False, 5, "message")],
+    )
+    def test_a_malformed_decision_is_refused_before_anything_is_sent(
+        self, call_id: Any, approved: Any, message: Any, field: str
+    ) -> None:
+        """The workflow would ignore it (approved "no" is no denial): the caller is told."""
+
+        async def decide() -> None:
+            client = await Client.connect("127.0.0.1:1", lazy=True)
+            handle = EvaluationClient(client, task_queue="q").handle("e")
+            await handle.decide(call_id, approved=approved, message=message)
+
+        with pytest.raises(ConfigValidationError, match="a decide signal needs") as raised:
+            asyncio.run(decide())
+        assert raised.value.field_name == field
+
     def test_the_workflow_module_names_only_live_workflow_classes(self) -> None:
         """The sandbox imports classes by name; an unknown name is an AttributeError."""
         worker = agents.evaluation_worker()

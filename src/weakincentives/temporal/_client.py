@@ -15,7 +15,7 @@ from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
 from weakincentives.runtime import ToolCall
 from weakincentives.serde import parse_typed
-from weakincentives.temporal._documents import start_document
+from weakincentives.temporal._documents import read_decision, start_document
 from weakincentives.temporal._failures import client_failure
 from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_size
 from weakincentives.temporal._workflow import WORKFLOW_NAME
@@ -52,11 +52,14 @@ class EvaluationHandle[OutputT]:
         """Decide on a call waiting for approval (the ``decide`` signal).
 
         The first decision on a call stands. A denied call reaches the model as a failed
-        result with ``message``. A decision sent before the evaluation asks is kept.
+        result with ``message``. A decision sent before the evaluation asks is kept. A
+        ``call_id`` that is not a non-empty string, an ``approved`` that is not a bool or
+        a ``message`` that is not a string is a ``ConfigValidationError`` (the workflow
+        would ignore the signal).
         """
-        await self._handle.signal(
-            "decide", {"call_id": call_id, "approved": approved, "message": message}
-        )
+        decision = {"call_id": call_id, "approved": approved, "message": message}
+        read_decision(decision)
+        await self._handle.signal("decide", decision)
 
     async def pending_approvals(self) -> tuple[ToolCall, ...]:
         """The calls waiting for a decision now (a query: a worker must be running)."""
