@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -199,6 +200,49 @@ class TestDocuments:
                 extras={"client": object()},
             )
         assert raised.value.field_name == "extras"
+
+    @pytest.mark.parametrize(
+        ("change", "field", "message"),
+        [
+            ({"prompt": None}, "prompt", "'prompt' cannot be read: expected an object with"),
+            ({"params": "x"}, "params", "'params' cannot be read: expected"),
+            ({"session_id": "zz"}, "session_id", "'session_id' cannot be read"),
+            ({"deadline": "soon"}, "deadline", "'deadline' cannot be read: Invalid isoformat"),
+            ({"deadline": "2030-01-01T00:00:00"}, "deadline", "has no timezone"),
+            ({"overrides": {}}, "overrides", "'overrides' cannot be read: expected an array"),
+            ({"disclosure": 5}, "disclosure", "'disclosure' cannot be read"),
+            ({"extras": []}, "extras", "'extras' cannot be read"),
+        ],
+    )
+    def test_a_malformed_input_names_its_field(
+        self, change: dict[str, object], field: str, message: str
+    ) -> None:
+        """Another client's input fails its evaluation with a message naming the field."""
+        document = _documents.start_document(
+            agents.FLAKY,
+            session_id=uuid.uuid4(),
+            deadline=None,
+            overrides=None,
+            disclosure=None,
+            extras=None,
+        )
+        assert _documents.read_start(document).ns == agents.FLAKY.ns
+        with pytest.raises(ConfigValidationError, match=re.escape(message)) as raised:
+            _documents.read_start(document | change)
+        assert raised.value.field_name == field
+
+    @pytest.mark.parametrize(
+        ("document", "message"),
+        [
+            ("hello", "the workflow input must be a JSON object, got a JSON str"),
+            ({"format": 1}, "the workflow input has no 'prompt'"),
+        ],
+    )
+    def test_an_input_that_is_not_a_start_document_is_refused(
+        self, document: object, message: str
+    ) -> None:
+        with pytest.raises(ConfigValidationError, match=re.escape(message)):
+            _documents.read_start(document)
 
     @pytest.mark.parametrize(
         ("payload", "field", "message"),

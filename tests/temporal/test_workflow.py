@@ -35,6 +35,7 @@ from weakincentives.runtime import (
     ToolInvoked,
 )
 from weakincentives.temporal import EvaluationClient, EvaluationHandle, EvaluationWorker
+from weakincentives.temporal._workflow import WORKFLOW_NAME
 
 
 def _queue() -> str:
@@ -407,6 +408,27 @@ class TestEndings:
         error = asyncio.run(run())
         assert (error.phase, error.error_type) == ("internal", "ConfigValidationError")
         assert "prompt tests/temporal/unknown is not registered with this worker" in error.reason
+
+    def test_an_input_another_client_wrote_wrong_fails_naming_the_field(
+        self, temporal_address: str
+    ) -> None:
+        """A raw start with a broken input: a failed evaluation that says what was wrong."""
+
+        async def run() -> EvaluationFailedError:
+            client = await connect(temporal_address)
+            queue = _queue()
+            async with agents.evaluation_worker().worker(client, task_queue=queue):
+                handle = await client.start_workflow(
+                    WORKFLOW_NAME, {"format": 1}, id=_queue(), task_queue=queue
+                )
+                evaluations = EvaluationClient(client, task_queue=queue)
+                with pytest.raises(EvaluationFailedError) as failed:
+                    await evaluations.handle(handle.id).result()
+                return failed.value
+
+        error = asyncio.run(run())
+        assert (error.phase, error.error_type) == ("internal", "ConfigValidationError")
+        assert error.reason == "the workflow input has no 'prompt'"
 
     def test_a_decision_sent_before_the_evaluation_asks_is_kept(
         self, temporal_address: str

@@ -10,9 +10,10 @@ registry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, cast
 from uuid import UUID
 
@@ -24,7 +25,7 @@ from weakincentives.adapters import (
     OutputSchema,
     TurnRequest,
 )
-from weakincentives.errors import ConfigValidationError, SchemaError
+from weakincentives.errors import ConfigValidationError, SchemaError, SerdeError
 from weakincentives.prompt import Prompt, SectionPath, SectionVisibility, VisibilityOverrides
 from weakincentives.serde import JSONValue, dump_typed, parse_typed
 
@@ -116,30 +117,71 @@ def _extras_document(extras: Mapping[str, object]) -> JSONValue:
     return dump_typed(dict(extras), dict[str, object])
 
 
-def read_start(document: Document) -> Start:
-    """The workflow input ``start_document`` wrote."""
+def read_start(document: object) -> Start:
+    """The workflow input ``start_document`` wrote.
+
+    An input another client wrote wrong (not an object, a field missing or unreadable,
+    a deadline without a timezone) is a ``ConfigValidationError`` naming the field.
+    """
+    if not isinstance(document, dict):
+        raise ConfigValidationError(
+            f"the workflow input must be a JSON object, got a JSON {type(document).__name__}",
+            field_name="document",
+        )
     if document.get("format") != INPUT_FORMAT:
         raise ConfigValidationError(
             f"the workflow input is in format {document.get('format')!r}; this library reads "
             f"format {INPUT_FORMAT}"
         )
-    prompt = document["prompt"]
-    deadline = document["deadline"]
-    disclosure = document["disclosure"]
+    ns, key = _read(document, "prompt", _prompt_names)
     declared: Any = _Overrides  # a type alias: parse_typed reads it as the type it names
-    overrides: VisibilityOverrides = parse_typed(declared, document["overrides"])
+    overrides: VisibilityOverrides = _read(document, "overrides", partial(parse_typed, declared))
     return Start(
-        ns=str(prompt["ns"]),
-        key=str(prompt["key"]),
-        params=parse_typed(tuple[object, ...], document["params"]),
+        ns=ns,
+        key=key,
+        params=_read(document, "params", partial(parse_typed, tuple[object, ...])),
         params_document=document["params"],
-        session_id=UUID(str(document["session_id"])),
-        deadline=None if deadline is None else datetime.fromisoformat(str(deadline)),
+        session_id=_read(document, "session_id", UUID),
+        deadline=_read(document, "deadline", _deadline),
         overrides=overrides,
-        disclosure=None if disclosure is None else parse_typed(Disclosure, disclosure),
-        extras=parse_typed(dict[str, object], document["extras"]),
+        disclosure=_read(document, "disclosure", _disclosure),
+        extras=_read(document, "extras", partial(parse_typed, dict[str, object])),
         extras_document=document["extras"],
     )
+
+
+def _read[T](document: Document, name: str, read: Callable[[Any], T]) -> T:
+    """``read`` applied to the input's field ``name``; its failure names the field."""
+    if name not in document:
+        raise ConfigValidationError(f"the workflow input has no {name!r}", field_name=name)
+    try:
+        return read(document[name])
+    except (SerdeError, ValueError, TypeError) as exc:
+        raise ConfigValidationError(
+            f"the workflow input's {name!r} cannot be read: {clip(str(exc), 200)}",
+            field_name=name,
+        ) from exc
+
+
+def _prompt_names(prompt: object) -> tuple[str, str]:
+    if not isinstance(prompt, dict) or not all(
+        isinstance(prompt.get(name), str) for name in ("ns", "key")
+    ):
+        raise TypeError("expected an object with the strings ns and key")
+    return prompt["ns"], prompt["key"]
+
+
+def _deadline(text: object) -> datetime | None:
+    if text is None:
+        return None
+    deadline = datetime.fromisoformat(str(text))
+    if deadline.tzinfo is None:
+        raise ValueError(f"deadline {deadline.isoformat()} has no timezone")
+    return deadline
+
+
+def _disclosure(document: object) -> Disclosure | None:
+    return None if document is None else parse_typed(Disclosure, document)
 
 
 def read_decision(document: object) -> tuple[str, Decision]:
