@@ -336,6 +336,17 @@ class TestConfiguration:
             asyncio.run(decide())
         assert raised.value.field_name == field
 
+    @pytest.mark.parametrize("after", [-1, "2", True])
+    def test_events_after_a_bad_count_are_refused_before_anything_is_sent(self, after: Any) -> None:
+        """-1 would have been a slice from the end: the last event, not those after it."""
+
+        async def events() -> None:
+            client = await Client.connect("127.0.0.1:1", lazy=True)
+            await EvaluationClient(client, task_queue="q").handle("e").events(after=after)
+
+        with pytest.raises(ConfigValidationError, match="after must be a number of events"):
+            asyncio.run(events())
+
     def test_the_workflow_module_names_only_live_workflow_classes(self) -> None:
         """The sandbox imports classes by name; an unknown name is an AttributeError."""
         worker = agents.evaluation_worker()

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHistory
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHistory,
+    WorkflowQueryFailedError,
+)
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
@@ -126,6 +131,27 @@ class TestEvaluationThroughAWorker:
             agents.Item,
         }
         assert (tmp_path / "w").read_text().count("\n") == 3  # records 1, 3, 5
+
+    def test_an_events_query_with_a_bad_after_fails_only_the_query(
+        self, temporal_address: str
+    ) -> None:
+        """-1 gave the last event and "x" a slice TypeError; both now name after."""
+
+        async def run() -> tuple[list[str], int]:
+            async with in_worker(temporal_address) as (client, evaluations):
+                handle: EvaluationHandle[str] = await evaluations.start(agents.FLAKY)
+                await handle.result()
+                raw = client.get_workflow_handle(handle.evaluation_id)
+                refusals: list[str] = []
+                for after in (-1, "x", True):
+                    with pytest.raises(WorkflowQueryFailedError) as failed:
+                        await raw.query("events", after)
+                    refusals.append(str(failed.value))
+                return refusals, len(await handle.events(after=1))
+
+        refusals, rest = asyncio.run(run())
+        assert all("after must be a number of events" in refusal for refusal in refusals)
+        assert rest > 0
 
     @pytest.mark.parametrize("heartbeat", [timedelta(seconds=7), None], ids=["beats", "none"])
     def test_activities_are_scheduled_with_the_worker_s_heartbeat_timeout(

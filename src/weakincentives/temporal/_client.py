@@ -15,7 +15,7 @@ from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
 from weakincentives.runtime import ToolCall
 from weakincentives.serde import parse_typed
-from weakincentives.temporal._documents import read_decision, start_document
+from weakincentives.temporal._documents import check_after, read_decision, start_document
 from weakincentives.temporal._failures import client_failure
 from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_size
 from weakincentives.temporal._workflow import WORKFLOW_NAME
@@ -71,9 +71,10 @@ class EvaluationHandle[OutputT]:
 
         They are those an in-process evaluation publishes, in the same order, typed
         again in this process; apply them to a ``Session`` to reduce them there.
-        Answered during the evaluation and after it ended, while a worker runs.
+        Answered during the evaluation and after it ended, while a worker runs. An
+        ``after`` that is not an int of 0 or more is a ``ConfigValidationError``.
         """
-        published = await self._handle.query("events", after)
+        published = await self._handle.query("events", check_after(after))
         return tuple(parse_typed(object, event) for event in published)
 
     async def cancel(self) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "INPUT_FORMAT",
     "Document",
     "Start",
+    "check_after",
     "read_decision",
     "read_request",
     "read_start",
@@ -182,6 +183,17 @@ def _deadline(text: object) -> datetime | None:
 
 def _disclosure(document: object) -> Disclosure | None:
     return None if document is None else parse_typed(Disclosure, document)
+
+
+def check_after(after: object) -> int:
+    """``after`` of the ``events`` query: a count of events, so an int of 0 or more."""
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise ConfigValidationError(
+            f"after must be a number of events (an int of 0 or more), got {clip(repr(after), 80)}",
+            field_name="after",
+            value=after,
+        )
+    return after
 
 
 def read_decision(document: object) -> tuple[str, Decision]:

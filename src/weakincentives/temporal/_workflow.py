@@ -29,7 +29,12 @@ from weakincentives.adapters import Adapter, Decision, LoopSettings
 from weakincentives.errors import ConfigValidationError
 from weakincentives.runtime import InProcessEventBus, PromptFailed, Session, ToolCall
 from weakincentives.serde import dump_typed
-from weakincentives.temporal._documents import Document, read_decision, read_start
+from weakincentives.temporal._documents import (
+    Document,
+    check_after,
+    read_decision,
+    read_start,
+)
 from weakincentives.temporal._failures import workflow_failure
 from weakincentives.temporal._payloads import check_size
 from weakincentives.temporal._registry import Registry
@@ -114,9 +119,12 @@ def build_workflow(registry: Registry) -> type[object]:
 
     @method
     def events(self: Any, after: int) -> list[Any]:
-        """The events published after the first ``after``, typed (``dump_typed``)."""
+        """The events published after the first ``after``, typed (``dump_typed``).
+
+        An ``after`` that is not an int of 0 or more fails the query (not the workflow).
+        """
         state: _State = self._state
-        return [dump_typed(event) for event in state.events[after:]]
+        return [dump_typed(event) for event in state.events[check_after(after) :]]
 
     @method
     def pending_approvals(self: Any) -> list[Any]:
