@@ -301,6 +301,24 @@ class TestConfiguration:
         with pytest.raises(ConfigValidationError, match=message):
             EvaluationWorker(agents.offline(), prompts=[agents.WORK], **options)
 
+    @pytest.mark.parametrize(
+        ("options", "message"),
+        [
+            ({"task_queue": ""}, "task_queue must be a non-empty string, got ''"),
+            ({"task_queue": "q", "payload_limit": 0}, "payload_limit must be a positive number"),
+            ({"task_queue": "q", "payload_limit": "2MB"}, "got '2MB'"),
+        ],
+    )
+    def test_client_options_are_checked(self, options: dict[str, Any], message: str) -> None:
+        """As the worker's are: refused when the client is made, not at the first start."""
+
+        async def make() -> None:
+            client = await Client.connect("127.0.0.1:1", lazy=True)
+            EvaluationClient(client, **options)
+
+        with pytest.raises(ConfigValidationError, match=message):
+            asyncio.run(make())
+
     def test_a_template_registers_as_its_prompt(self) -> None:
         """A PromptTemplate is served as Prompt(template)."""
         worker = EvaluationWorker(agents.offline(), prompts=[agents.WORK.template])

@@ -17,7 +17,7 @@ from weakincentives.runtime import ToolCall
 from weakincentives.serde import parse_typed
 from weakincentives.temporal._documents import check_after, read_decision, start_document
 from weakincentives.temporal._failures import client_failure
-from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_size
+from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_limit, check_size
 from weakincentives.temporal._workflow import WORKFLOW_NAME
 
 __all__ = ["EvaluationClient", "EvaluationHandle"]
@@ -94,6 +94,13 @@ class EvaluationClient:
     def __init__(
         self, client: Client, *, task_queue: str, payload_limit: int = DEFAULT_PAYLOAD_LIMIT
     ) -> None:
+        if not isinstance(task_queue, str) or not task_queue:
+            raise ConfigValidationError(
+                f"task_queue must be a non-empty string, got {task_queue!r}",
+                field_name="task_queue",
+                value=task_queue,
+            )
+        check_limit(payload_limit)
         self._client = client
         self._task_queue = task_queue
         self._payload_limit = payload_limit

@@ -13,13 +13,23 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from weakincentives.errors import PayloadTooLargeError
+from weakincentives.errors import ConfigValidationError, PayloadTooLargeError
 
-__all__ = ["DEFAULT_PAYLOAD_LIMIT", "check_size", "json_size"]
+__all__ = ["DEFAULT_PAYLOAD_LIMIT", "check_limit", "check_size", "json_size"]
 
 DEFAULT_PAYLOAD_LIMIT = 2_000_000
 """Bytes of JSON per payload: under the server's 2 MiB default, leaving room for the
 metadata Temporal adds around each payload."""
+
+
+def check_limit(payload_limit: object) -> None:
+    """Refuse a ``payload_limit`` that is not a positive int (a bool is not one)."""
+    if isinstance(payload_limit, bool) or not isinstance(payload_limit, int) or payload_limit < 1:
+        raise ConfigValidationError(
+            f"payload_limit must be a positive number of bytes, got {payload_limit!r}",
+            field_name="payload_limit",
+            value=payload_limit,
+        )
 
 
 def json_size(value: object) -> int:

@@ -16,7 +16,7 @@ from weakincentives.adapters import LoopSettings, Provider
 from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate
 from weakincentives.temporal._activities import build_activities
-from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT
+from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_limit
 from weakincentives.temporal._registry import ActivityOptions, Registry, entries, prompt_modules
 from weakincentives.temporal._workflow import build_workflow
 
@@ -63,16 +63,7 @@ class EvaluationWorker:
         _check_timeout("tool_timeout", tool_timeout)
         if heartbeat_timeout is not None:
             _check_timeout("heartbeat_timeout", heartbeat_timeout, or_none=True)
-        if (
-            isinstance(payload_limit, bool)
-            or not isinstance(payload_limit, int)
-            or payload_limit < 1
-        ):
-            raise ConfigValidationError(
-                f"payload_limit must be a positive number of bytes, got {payload_limit!r}",
-                field_name="payload_limit",
-                value=payload_limit,
-            )
+        check_limit(payload_limit)
         registered = entries(prompts)
         self._registry = Registry(
             provider=provider,
