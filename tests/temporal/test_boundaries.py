@@ -294,12 +294,18 @@ class TestConfiguration:
                 "heartbeat_timeout must be a positive timedelta or None",
             ),
             ({"payload_limit": 0}, "payload_limit must be a positive number of bytes"),
+            ({"prompts": agents.WORK}, "prompts must be a list of prompts, got Prompt("),
+            ({"settings": {}}, "settings must be LoopSettings or None, got {}"),
+            ({"extras": [1]}, "extras must be a mapping or None, got [1]"),
+            ({"retry_policy": 3}, "retry_policy must be a RetryPolicy or None, got 3"),
+            ({"passthrough_modules": "my.types"}, "must be a list of module names, got 'my.types'"),
+            ({"passthrough_modules": [5]}, "must be a list of module names, got [5]"),
         ],
     )
     def test_options_are_checked(self, options: dict[str, Any], message: str) -> None:
-        """Bad timeouts and limits fail when the worker is built."""
-        with pytest.raises(ConfigValidationError, match=message):
-            EvaluationWorker(agents.offline(), prompts=[agents.WORK], **options)
+        """Bad timeouts, limits and arguments of the wrong kind fail when the worker is built."""
+        with pytest.raises(ConfigValidationError, match=re.escape(message)):
+            EvaluationWorker(agents.offline(), **({"prompts": [agents.WORK]} | options))
 
     @pytest.mark.parametrize(
         ("options", "message"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
@@ -12,6 +12,7 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from weakincentives._bounded import clip
 from weakincentives.adapters import LoopSettings, Provider
 from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate
@@ -64,6 +65,7 @@ class EvaluationWorker:
         if heartbeat_timeout is not None:
             _check_timeout("heartbeat_timeout", heartbeat_timeout, or_none=True)
         check_limit(payload_limit)
+        _check_kinds(prompts, settings, extras, retry_policy, passthrough_modules)
         registered = entries(prompts)
         self._registry = Registry(
             provider=provider,
@@ -112,6 +114,52 @@ class EvaluationWorker:
             workflow_runner=self.workflow_runner,
             **options,
         )
+
+
+def _check_kinds(
+    prompts: object,
+    settings: object,
+    extras: object,
+    retry_policy: object,
+    passthrough_modules: object,
+) -> None:
+    """Refuse arguments of the wrong kind, naming them, before anything is built."""
+    checks: tuple[tuple[str, object, str, bool], ...] = (
+        (
+            "prompts",
+            prompts,
+            "a list of prompts",
+            isinstance(prompts, str | Prompt | PromptTemplate) or not isinstance(prompts, Iterable),
+        ),
+        (
+            "settings",
+            settings,
+            "LoopSettings or None",
+            not isinstance(settings, LoopSettings | None),
+        ),
+        ("extras", extras, "a mapping or None", not isinstance(extras, Mapping | None)),
+        (
+            "retry_policy",
+            retry_policy,
+            "a RetryPolicy or None",
+            not isinstance(retry_policy, RetryPolicy | None),
+        ),
+        (
+            "passthrough_modules",
+            passthrough_modules,
+            "a list of module names",
+            isinstance(passthrough_modules, str)
+            or not isinstance(passthrough_modules, Collection)
+            or not all(isinstance(name, str) and name for name in passthrough_modules),
+        ),
+    )
+    for name, value, wanted, wrong in checks:
+        if wrong:
+            raise ConfigValidationError(
+                f"{name} must be {wanted}, got {clip(repr(value), 80)}",
+                field_name=name,
+                value=value,
+            )
 
 
 def _check_timeout(name: str, timeout: object, *, or_none: bool = False) -> None:
