@@ -371,6 +371,33 @@ class TestConfiguration:
         with pytest.raises(ConfigValidationError, match="after must be a number of events"):
             asyncio.run(events())
 
+    @pytest.mark.parametrize(
+        ("options", "message"),
+        [
+            ({"evaluation_id": ""}, "evaluation_id must be a non-empty string or None, got ''"),
+            ({"evaluation_id": 5}, "evaluation_id must be a non-empty string or None, got 5"),
+            ({"session_id": "abc"}, "session_id must be a UUID or None, got 'abc'"),
+            ({"deadline": "2030-01-01"}, "deadline must be a datetime or None, got '2030-01-01'"),
+            ({"visibility_overrides": {"docs": 1}}, "visibility_overrides must be a mapping"),
+            ({"visibility_overrides": ["docs"]}, "visibility_overrides must be a mapping"),
+            ({"disclosure": "all"}, "disclosure must be a Disclosure or None, got 'all'"),
+            ({"extras": [1]}, "extras must be a mapping with string keys, or None, got [1]"),
+            ({"extras": {1: 2}}, "extras must be a mapping with string keys, or None, got {1: 2}"),
+        ],
+    )
+    def test_start_arguments_of_the_wrong_kind_are_refused_before_anything_is_sent(
+        self, options: dict[str, Any], message: str
+    ) -> None:
+        """Each is named; none reaches the workflow, which could only fail on it."""
+
+        async def start() -> None:
+            client = await Client.connect("127.0.0.1:1", lazy=True)
+            await EvaluationClient(client, task_queue="q").start(agents.FLAKY, **options)
+
+        with pytest.raises(ConfigValidationError, match=re.escape(message)) as raised:
+            asyncio.run(start())
+        assert raised.value.field_name == next(iter(options))
+
     def test_the_workflow_module_names_only_live_workflow_classes(self) -> None:
         """The sandbox imports classes by name; an unknown name is an AttributeError."""
         worker = agents.evaluation_worker()

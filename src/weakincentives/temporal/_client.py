@@ -10,9 +10,10 @@ from uuid import UUID
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
+from weakincentives._bounded import clip
 from weakincentives.adapters import Disclosure, PromptResponse
 from weakincentives.errors import ConfigValidationError
-from weakincentives.prompt import Prompt, PromptTemplate, VisibilityOverrides
+from weakincentives.prompt import Prompt, PromptTemplate, SectionVisibility, VisibilityOverrides
 from weakincentives.runtime import ToolCall
 from weakincentives.serde import parse_typed
 from weakincentives.temporal._documents import check_after, read_decision, start_document
@@ -124,6 +125,14 @@ class EvaluationClient:
         name. ``deadline`` (aware) bounds the evaluation, as in process, and, 5 s later,
         the workflow (its execution timeout). ``extras`` must be data; give clients to the worker.
         """
+        _check_start(
+            evaluation_id=evaluation_id,
+            session_id=session_id,
+            deadline=deadline,
+            overrides=visibility_overrides,
+            disclosure=disclosure,
+            extras=extras,
+        )
         bound = _as_prompt(prompt).bind(*params)
         document = start_document(
             bound,
@@ -176,6 +185,63 @@ DEADLINE_GRACE = timedelta(seconds=5)
 """Added to a deadline to make the workflow's execution timeout: the loop reports its own
 deadline (``PromptFailed``, with the phase it was in) and the timeout stops a workflow
 that cannot, such as one waiting on an activity that never returns."""
+
+
+def _check_start(
+    *,
+    evaluation_id: object,
+    session_id: object,
+    deadline: object,
+    overrides: object,
+    disclosure: object,
+    extras: object,
+) -> None:
+    """Refuse ``start`` arguments of the wrong kind, naming them, before anything is sent."""
+    checks: tuple[tuple[str, object, str, bool], ...] = (
+        (
+            "evaluation_id",
+            evaluation_id,
+            "a non-empty string or None",
+            evaluation_id is not None and not (isinstance(evaluation_id, str) and evaluation_id),
+        ),
+        ("session_id", session_id, "a UUID or None", not isinstance(session_id, UUID | None)),
+        ("deadline", deadline, "a datetime or None", not isinstance(deadline, datetime | None)),
+        (
+            "visibility_overrides",
+            overrides,
+            "a mapping of section paths (tuples of keys) to SectionVisibility, or None",
+            overrides is not None
+            and not (
+                isinstance(overrides, Mapping)
+                and all(
+                    isinstance(path, tuple)
+                    and all(isinstance(part, str) for part in path)
+                    and isinstance(visibility, SectionVisibility)
+                    for path, visibility in overrides.items()
+                )
+            ),
+        ),
+        (
+            "disclosure",
+            disclosure,
+            "a Disclosure or None",
+            not isinstance(disclosure, Disclosure | None),
+        ),
+        (
+            "extras",
+            extras,
+            "a mapping with string keys, or None",
+            extras is not None
+            and not (isinstance(extras, Mapping) and all(isinstance(name, str) for name in extras)),
+        ),
+    )
+    for name, value, wanted, wrong in checks:
+        if wrong:
+            raise ConfigValidationError(
+                f"{name} must be {wanted}, got {clip(repr(value), 80)}",
+                field_name=name,
+                value=value,
+            )
 
 
 def _as_prompt[OutputT](prompt: Prompt[OutputT] | PromptTemplate[OutputT]) -> Prompt[OutputT]:
