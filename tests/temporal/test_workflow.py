@@ -252,6 +252,8 @@ class TestApproval:
                 call_id = first[0].call_id
                 for payload in ({}, "yes", {"call_id": call_id, "approved": "false"}):
                     await raw.signal("decide", payload)
+                await raw.signal("decide", args=[])
+                await raw.signal("decide", args=[{"call_id": call_id, "approved": False}, 2])
                 still = await handle.pending_approvals()  # answered: the task did not fail
                 await handle.decide(call_id, approved=True)
                 await handle.decide("call_1_2", approved=True)

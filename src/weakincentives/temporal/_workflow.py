@@ -102,15 +102,21 @@ def build_workflow(registry: Registry) -> type[object]:
         return await _evaluate(registry, adapter, document, self._state)
 
     @method
-    def decide(self: Any, decision: object) -> None:
+    def decide(self: Any, *payloads: object) -> None:
         """A person's decision on a call waiting for approval; the first one stands.
 
-        A malformed payload (from a client other than ``EvaluationHandle``) is logged
-        and ignored: raising here would fail every workflow task from now on.
+        A malformed signal (from a client other than ``EvaluationHandle``: no payload,
+        several, or one that is not a decision) is logged and ignored: raising here
+        would fail every workflow task from now on.
         """
         state: _State = self._state
         try:
-            call_id, decided = read_decision(decision)
+            if len(payloads) != 1:
+                raise ConfigValidationError(
+                    f"a decide signal carries one decision, got {len(payloads)} payloads",
+                    field_name="decision",
+                )
+            call_id, decided = read_decision(payloads[0])
         except ConfigValidationError as error:
             workflow.logger.warning("decide signal ignored: %s", error)
             return
