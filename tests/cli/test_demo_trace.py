@@ -82,3 +82,14 @@ def test_a_trace_file_that_cannot_be_written_is_a_clear_error(
     assert capsys.readouterr().err == (
         f"wink: error: cannot write the trace to {str(path)!r}: No such file or directory\n"
     )
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs /dev/full")
+def test_a_trace_the_disk_cannot_hold_is_one_clear_error() -> None:
+    """A full disk is reported once, naming the file (no traceback per span, none at close)."""
+    done = _demo("--trace", "/dev/full")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "python -m weakincentives: error: cannot write the trace to '/dev/full': "
+        "No space left on device\n"
+    )

@@ -11,9 +11,9 @@ is for the command line, not for a library call.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, TextIO, cast
 
 from weakincentives._cli._render import CommandError
 
@@ -49,16 +49,53 @@ def spans_written_to(path: str | None) -> Iterator[None]:
         file = Path(path).open("w", encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise CommandError(f"cannot write the trace to {path!r}: {exc.strerror}") from exc
+    sink = _TraceFile(file)
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
     provider.add_span_processor(
-        SimpleSpanProcessor(ConsoleSpanExporter(out=file, formatter=_one_line))
+        SimpleSpanProcessor(ConsoleSpanExporter(out=cast("IO[str]", sink), formatter=_one_line))
     )
     trace.set_tracer_provider(provider)
     try:
         yield
     finally:
         provider.shutdown()
-        file.close()
+        sink.finish()
+    if sink.error is not None:
+        raise CommandError(f"cannot write the trace to {path!r}: {sink.error.strerror}")
+
+
+class _TraceFile:
+    """The trace file; its first failed write (a full disk) is kept to be reported once.
+
+    The SDK would log a traceback for every span it could not write.
+    """
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        self.error: OSError | None = None
+
+    def write(self, text: str) -> int:
+        """Write ``text`` unless a write already failed."""
+        self._guarded(lambda: self._file.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush, unless a write already failed."""
+        self._guarded(self._file.flush)
+
+    def finish(self) -> None:
+        """Close the file (its last buffered text is written then)."""
+        self._guarded(self._file.flush)
+        # After a failed flush, close fails the same way (and still releases the file).
+        with contextlib.suppress(OSError):
+            self._file.close()
+
+    def _guarded(self, action: Callable[[], object]) -> None:
+        if self.error is None:
+            try:
+                action()
+            except OSError as exc:
+                self.error = exc
 
 
 def _one_line(span: ReadableSpan) -> str:
