@@ -72,6 +72,35 @@ def test_openai_without_a_key_is_a_clear_error(capsys: pytest.CaptureFixture[str
     assert "OPENAI_API_KEY" in capsys.readouterr().err
 
 
+class _LeftReader(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_that_leaves_stops_the_command_quietly(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The output's reader went away: no error message, status 141 (as after SIGPIPE)."""
+    assert main(["demo", "--no-prompt"], out=_LeftReader()) == 141
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_stdout_pipe_gives_no_traceback() -> None:
+    """`wink demo | head -1`: the pipe closes before the demo has written it all."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "weakincentives", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    process.stdout.close()  # the reader leaves before the first line
+    error = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=60) == 141
+    assert error == b""
+
+
 def test_module_entry_point_runs() -> None:
     """`python -m weakincentives demo` works as a process."""
     completed = subprocess.run(
