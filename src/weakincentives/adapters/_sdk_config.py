@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlsplit
 
 from weakincentives.errors import ConfigValidationError
 from weakincentives.serde import JSONValue
@@ -182,6 +183,7 @@ def build_client(
     sdk: ModuleType, clients: SdkClients, arguments: Mapping[str, object], *, owner: type[object]
 ) -> Any:
     """A sync client from ``arguments``; one the SDK refuses is a ``ConfigValidationError``."""
+    _check_base_url(arguments.get("base_url"), owner)
     try:
         return getattr(sdk, clients.sync_client)(**arguments)
     except getattr(sdk, clients.error) as exc:
@@ -191,3 +193,27 @@ def build_client(
             config_type=owner,
             field_name="api_key",
         ) from exc
+
+
+def _check_base_url(url: object, owner: type[object]) -> None:
+    """Refuse a ``base_url`` the HTTP client cannot use, naming it.
+
+    The SDK would raise its transport's own ``InvalidURL``, which is no library error.
+    """
+    if url is None:
+        return
+    try:
+        parts = urlsplit(str(url))
+        parts.port  # noqa: B018 - reading it checks the port
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme in ("http", "https") and parts.hostname:
+            return
+        problem = "it needs an http:// or https:// scheme and a host"
+    raise ConfigValidationError(
+        f"base_url {str(url)!r} is not a URL the client can use: {problem}",
+        config_type=owner,
+        field_name="base_url",
+        value=url,
+    )

@@ -47,6 +47,24 @@ class TestConstruction:
         assert caught.value.field_name == "api_key"
         assert isinstance(caught.value.__cause__, openai.OpenAIError)
 
+    @pytest.mark.parametrize(
+        ("base_url", "problem"),
+        [
+            ("http://[::1", "Invalid IPv6 URL"),
+            ("http://localhost:99999/v1", "Port out of range 0-65535"),
+            ("localhost:8080/v1", "it needs an http:// or https:// scheme and a host"),
+            ("ftp://example.com", "it needs an http:// or https:// scheme and a host"),
+        ],
+    )
+    def test_a_base_url_the_client_cannot_use_is_named(self, base_url: str, problem: str) -> None:
+        """The SDK's transport raised its own InvalidURL; now the setting is named."""
+        with pytest.raises(ConfigValidationError) as caught:
+            OpenAIAdapter(model="gpt-test", api_key="k", base_url=base_url)
+        assert caught.value.message == (
+            f"base_url {base_url!r} is not a URL the client can use: {problem}"
+        )
+        assert caught.value.field_name == "base_url"
+
     def test_api_key_from_the_environment_is_used(
         self, openai_loopback: OpenAILoopback, monkeypatch: pytest.MonkeyPatch
     ) -> None:
