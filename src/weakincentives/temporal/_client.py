@@ -10,7 +10,6 @@ from uuid import UUID
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
-from weakincentives._bounded import clip
 from weakincentives.adapters import Disclosure, PromptResponse
 from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate, SectionVisibility, VisibilityOverrides
@@ -18,6 +17,7 @@ from weakincentives.runtime import ToolCall
 from weakincentives.serde import parse_typed
 from weakincentives.temporal._documents import check_after, read_decision, start_document
 from weakincentives.temporal._failures import client_failure
+from weakincentives.temporal._options import Check, refuse_wrong
 from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_limit, check_size
 from weakincentives.temporal._workflow import WORKFLOW_NAME
 
@@ -197,7 +197,7 @@ def _check_start(
     extras: object,
 ) -> None:
     """Refuse ``start`` arguments of the wrong kind, naming them, before anything is sent."""
-    checks: tuple[tuple[str, object, str, bool], ...] = (
+    checks: tuple[Check, ...] = (
         (
             "evaluation_id",
             evaluation_id,
@@ -235,13 +235,7 @@ def _check_start(
             and not (isinstance(extras, Mapping) and all(isinstance(name, str) for name in extras)),
         ),
     )
-    for name, value, wanted, wrong in checks:
-        if wrong:
-            raise ConfigValidationError(
-                f"{name} must be {wanted}, got {clip(repr(value), 80)}",
-                field_name=name,
-                value=value,
-            )
+    refuse_wrong(checks)
 
 
 def _as_prompt[OutputT](prompt: Prompt[OutputT] | PromptTemplate[OutputT]) -> Prompt[OutputT]:

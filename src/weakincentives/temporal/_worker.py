@@ -12,11 +12,11 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from weakincentives._bounded import clip
 from weakincentives.adapters import LoopSettings, Provider
 from weakincentives.errors import ConfigValidationError
 from weakincentives.prompt import Prompt, PromptTemplate
 from weakincentives.temporal._activities import build_activities
+from weakincentives.temporal._options import Check, refuse_wrong
 from weakincentives.temporal._payloads import DEFAULT_PAYLOAD_LIMIT, check_limit
 from weakincentives.temporal._registry import ActivityOptions, Registry, entries, prompt_modules
 from weakincentives.temporal._workflow import build_workflow
@@ -124,7 +124,7 @@ def _check_kinds(
     passthrough_modules: object,
 ) -> None:
     """Refuse arguments of the wrong kind, naming them, before anything is built."""
-    checks: tuple[tuple[str, object, str, bool], ...] = (
+    checks: tuple[Check, ...] = (
         (
             "prompts",
             prompts,
@@ -153,13 +153,7 @@ def _check_kinds(
             or not all(isinstance(name, str) and name for name in passthrough_modules),
         ),
     )
-    for name, value, wanted, wrong in checks:
-        if wrong:
-            raise ConfigValidationError(
-                f"{name} must be {wanted}, got {clip(repr(value), 80)}",
-                field_name=name,
-                value=value,
-            )
+    refuse_wrong(checks)
 
 
 def _check_timeout(name: str, timeout: object, *, or_none: bool = False) -> None:
