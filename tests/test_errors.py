@@ -28,6 +28,7 @@ from weakincentives import errors
         errors.DocumentError(record="event 0", reason="NaN"),
         errors.StoredRowError(record="event 1 of session 's'", reason="its seq is -1"),
         errors.CheckpointConflictError(evaluation_id="e", round=1, stored_round=2),
+        errors.EvaluationUnreachableError(evaluation_id="e", operation="cancel", reason="gone"),
         errors.ApprovalConflictError(
             evaluation_id="e", call_id="c", decision="denied", stored_decision="approved"
         ),

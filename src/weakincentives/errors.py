@@ -693,6 +693,24 @@ class EvaluationFailedError(WinkError):
         self.error_type = error_type
 
 
+class EvaluationUnreachableError(WinkError):
+    """An evaluation run elsewhere (a Temporal workflow) cannot take this request.
+
+    There is no evaluation with ``evaluation_id``, or it has ended and ``operation``
+    (``decide``, ``cancel``...) needs a running one. ``reason`` is what the server said.
+    """
+
+    evaluation_id: str
+    operation: str
+    reason: str
+
+    def __init__(self, *, evaluation_id: str, operation: str, reason: str) -> None:
+        super().__init__(f"cannot {operation} evaluation {evaluation_id!r}: {reason}")
+        self.evaluation_id = evaluation_id
+        self.operation = operation
+        self.reason = reason
+
+
 class AdapterClosedError(WinkError):
     """An adapter was used after ``close()``/``aclose()`` (or its ``with`` block) ended."""
 

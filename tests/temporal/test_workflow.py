@@ -28,7 +28,11 @@ from temporalio.workflow import NondeterminismError
 from tests.temporal import agents
 from tests.temporal.server import connect
 from weakincentives.adapters import Adapter, PromptResponse
-from weakincentives.errors import EvaluationFailedError, PayloadTooLargeError
+from weakincentives.errors import (
+    EvaluationFailedError,
+    EvaluationUnreachableError,
+    PayloadTooLargeError,
+)
 from weakincentives.prompt import MarkdownSection, Prompt, Tool
 from weakincentives.runtime import (
     InProcessEventBus,
@@ -279,6 +283,44 @@ class TestApproval:
         assert (error.phase, error.error_type) == ("cancelled", "CancelledError")
         failures = [event for event in events if isinstance(event, PromptFailed)]
         assert [failure.phase for failure in failures] == ["cancelled"]
+
+    def test_an_evaluation_that_ended_or_never_was_is_unreachable(
+        self, temporal_address: str, tmp_path: Path
+    ) -> None:
+        """The server's refusals come back as EvaluationUnreachableError, naming the call."""
+
+        async def run() -> list[EvaluationUnreachableError]:
+            found: list[EvaluationUnreachableError] = []
+            async with in_worker(temporal_address) as (_, evaluations):
+                prompt = agents.work_prompt(agents.Job(calls=1, per_round=1))
+                handle = await evaluations.start(prompt, extras={"ledger": str(tmp_path / "w")})
+                await handle.result()
+                ghost = evaluations.handle(f"ghost-{uuid.uuid4().hex}")
+                for attempt in (
+                    handle.decide("c1", approved=True),
+                    ghost.cancel(),  # cancelling an ended one is accepted and does nothing
+                    ghost.result(),
+                    ghost.pending_approvals(),
+                    ghost.events(),
+                ):
+                    with pytest.raises(EvaluationUnreachableError) as caught:
+                        await attempt
+                    found.append(caught.value)
+            return found
+
+        errors = asyncio.run(run())
+        assert [error.operation for error in errors] == [
+            "decide on a call of",
+            "cancel",
+            "wait for",
+            "query",
+            "query",
+        ]
+        assert "completed" in errors[0].reason
+        assert all(
+            error.message.startswith(f"cannot {error.operation} evaluation ") for error in errors
+        )
+        assert all("not found" in error.reason for error in errors[1:])
 
     def test_cancelling_the_workflow_cancels_its_running_activity(
         self, temporal_address: str, tmp_path: Path

@@ -9,9 +9,10 @@ from typing import Any, cast
 from uuid import UUID
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.service import RPCError
 
 from weakincentives.adapters import Disclosure, PromptResponse
-from weakincentives.errors import ConfigValidationError
+from weakincentives.errors import ConfigValidationError, EvaluationUnreachableError
 from weakincentives.prompt import Prompt, PromptTemplate, SectionVisibility, VisibilityOverrides
 from weakincentives.runtime import ToolCall
 from weakincentives.serde import parse_typed
@@ -47,6 +48,8 @@ class EvaluationHandle[OutputT]:
             text = await self._handle.result()
         except WorkflowFailureError as error:
             raise client_failure(self.evaluation_id, error) from error
+        except RPCError as error:
+            raise self._unreachable("wait for", error) from error
         return cast("PromptResponse[OutputT]", PromptResponse.from_json(str(text)))
 
     async def decide(self, call_id: str, *, approved: bool, message: str | None = None) -> None:
@@ -60,11 +63,17 @@ class EvaluationHandle[OutputT]:
         """
         decision = {"call_id": call_id, "approved": approved, "message": message}
         read_decision(decision)
-        await self._handle.signal("decide", decision)
+        try:
+            await self._handle.signal("decide", decision)
+        except RPCError as error:
+            raise self._unreachable("decide on a call of", error) from error
 
     async def pending_approvals(self) -> tuple[ToolCall, ...]:
         """The calls waiting for a decision now (a query: a worker must be running)."""
-        waiting = await self._handle.query("pending_approvals")
+        try:
+            waiting = await self._handle.query("pending_approvals")
+        except RPCError as error:
+            raise self._unreachable("query", error) from error
         return tuple(parse_typed(ToolCall, call) for call in waiting)
 
     async def events(self, *, after: int = 0) -> tuple[object, ...]:
@@ -75,7 +84,11 @@ class EvaluationHandle[OutputT]:
         Answered during the evaluation and after it ended, while a worker runs. An
         ``after`` that is not an int of 0 or more is a ``ConfigValidationError``.
         """
-        published = await self._handle.query("events", check_after(after))
+        after = check_after(after)
+        try:
+            published = await self._handle.query("events", after)
+        except RPCError as error:
+            raise self._unreachable("query", error) from error
         return tuple(parse_typed(object, event) for event in published)
 
     async def cancel(self) -> None:
@@ -84,7 +97,16 @@ class EvaluationHandle[OutputT]:
         The evaluation ends with ``PromptFailed`` phase ``cancelled``, and :meth:`result`
         raises ``EvaluationFailedError``.
         """
-        await self._handle.cancel()
+        try:
+            await self._handle.cancel()
+        except RPCError as error:
+            raise self._unreachable("cancel", error) from error
+
+    def _unreachable(self, operation: str, error: RPCError) -> EvaluationUnreachableError:
+        """The server refused ``operation``: no such evaluation, or it has ended."""
+        return EvaluationUnreachableError(
+            evaluation_id=self.evaluation_id, operation=operation, reason=error.message
+        )
 
 
 class EvaluationClient:
