@@ -111,6 +111,16 @@ class TestTheFile:
         with pytest.raises(CassetteError, match=r"cannot be written: \[Errno 17\] File exists"):
             write_cassette(path, "p", ())
 
+    def test_a_pipe_or_device_is_not_replaced_by_a_recording(self, tmp_path: Path) -> None:
+        """`--record /dev/full` as root once replaced the device with a regular file."""
+        pipe = tmp_path / "pipe"
+        os.mkfifo(pipe)
+        with pytest.raises(CassetteError, match="it is not a regular file") as caught:
+            write_cassette(pipe, "p", ())
+        assert caught.value.cassette == str(pipe)
+        assert pipe.is_fifo()
+        assert list(tmp_path.iterdir()) == [pipe]  # no temporary file left either
+
     @pytest.mark.parametrize("failing", ["open", "fsync"])
     def test_a_directory_that_cannot_be_synced_still_gets_the_file(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str

@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -162,6 +163,12 @@ def write_cassette(path: Path, provider: str, exchanges: Sequence[Exchange]) -> 
             reason="cannot be written: an exchange holds text UTF-8 cannot encode "
             f"({clip(str(exc), 120)})",
         ) from exc
+    if _special(path):
+        raise CassetteError(
+            cassette=str(path),
+            reason="cannot be written: it is not a regular file (a device, a pipe or a "
+            "socket), which recording would replace",
+        )
     temporary: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,6 +184,19 @@ def write_cassette(path: Path, provider: str, exchanges: Sequence[Exchange]) -> 
             temporary.unlink(missing_ok=True)
         raise CassetteError(cassette=str(path), reason=f"cannot be written: {exc}") from exc
     _sync_directory(path.parent)
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` is a device, pipe or socket, which the atomic rename would replace.
+
+    A regular file (or a link to one) is the cassette being recorded again; a missing
+    path is a first recording; a directory fails the rename with its own error.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _sync_directory(directory: Path) -> None:
