@@ -328,6 +328,10 @@ class TestReplies:
                 "choices[0].message.refusal is not a string or null",
             ),
             (
+                {"choices": [{"message": {"content": "Hi."}, "finish_reason": ["stop"]}]},
+                "choices[0].finish_reason is not a string or null",
+            ),
+            (
                 {"choices": [{"message": {"tool_calls": {}}, "finish_reason": "stop"}]},
                 "choices[0].message.tool_calls is not a list",
             ),

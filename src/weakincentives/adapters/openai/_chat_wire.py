@@ -200,6 +200,10 @@ def _check_finish(
     cap; a reply that used every token it was allowed is reported as truncated
     rather than passed off as a complete answer.
     """
+    if reason is not None and not isinstance(reason, str):
+        # Any string is read (compatible servers add their own); a list or an object is
+        # no reason at all.
+        raise malformed("choices[0].finish_reason is not a string or null", payload, prompt_name)
     cap = _cap(request)
     if reason == "length" or (cap is not None and usage.output_tokens >= cap > 0):
         said = "" if reason == "length" else f" (the server said finish_reason {reason!r})"
