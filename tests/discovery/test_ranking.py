@@ -382,7 +382,7 @@ class TestLastResort:
             "FieldWeights.name must be a finite number >= 0, got -0.5",
         ),
         (
-            lambda: FieldWeights(summary="1"),  # type: ignore[arg-type]
+            lambda: FieldWeights(summary="1"),  # type: ignore[arg-type]  # the wrong type is the test
             "FieldWeights.summary must be a finite number >= 0, got '1'",
         ),
         (

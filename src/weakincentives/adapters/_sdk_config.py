@@ -204,7 +204,7 @@ def _check_base_url(url: object, owner: type[object]) -> None:
         return
     try:
         parts = urlsplit(str(url))
-        parts.port  # noqa: B018 - reading it checks the port
+        _ = parts.port  # reading the port is what checks it (a ValueError past 65535)
     except ValueError as exc:
         problem = str(exc)
     else:
